@@ -1,0 +1,22 @@
+# Installs the public headers, the compiler library and the tools, and a
+# package config so that find_package(tilec) gives the tilec::tilec target.
+include(CMakePackageConfigHelpers)
+include(GNUInstallDirs)
+if(NOT TARGET tilec_lib)
+  return()
+endif()
+install(DIRECTORY include/tilec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS tilec_lib EXPORT tilecTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS tilec tilec-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT tilecTargets NAMESPACE tilec:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
+configure_package_config_file(cmake/tilecConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/tilecConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/tilecConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tilecConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/tilecConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)

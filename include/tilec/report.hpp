@@ -1,0 +1,41 @@
+// Code-object report: what the compiled kernel costs on its target.
+// Plain C++ (no LLVM/MLIR): part of the public API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tilec {
+
+/// Which JIT produced a code object.
+enum class JitKind { HipRTC, Clang };
+inline const char *jitName(JitKind k) { return k == JitKind::HipRTC ? "hipRTC" : "clang"; }
+
+/// Facts read from a code object's AMDGPU metadata notes and its disassembly.
+struct Report {
+  std::string kernel;        ///< symbol name of the kernel
+  std::string target;        ///< gfx942, gfx90a, gfx1151
+  std::string jit;           ///< "hipRTC" or "clang"
+  std::string compilerIdentity;  ///< e.g. "clang 19.1.7" or "hiprtc 5.2"
+  int vgpr = 0;              ///< architectural VGPRs per lane
+  int agpr = 0;              ///< accumulation VGPRs per lane (CDNA)
+  int sgpr = 0;
+  int64_t ldsBytes = 0;      ///< .group_segment_fixed_size
+  int64_t scratchBytes = 0;  ///< .private_segment_fixed_size
+  int vgprSpills = 0;
+  int sgprSpills = 0;
+  int waveSize = 0;
+  int occupancy = 0;         ///< waves per SIMD (amd-targets.md section 6, incl. LDS limit)
+  int matrixInstructions = 0;  ///< v_mfma_* / v_wmma_* in the disassembly
+  int64_t codeObjectBytes = 0;
+  bool fromCache = false;
+
+  /// One JSON object (keys: kernel, target, jit, vgpr, agpr, sgpr, lds_bytes,
+  /// scratch_bytes, vgpr_spills, sgpr_spills, wave_size, occupancy,
+  /// matrix_instructions, code_object_bytes, cached).
+  std::string toJson() const;
+  /// Human-readable multi-line summary.
+  std::string toText() const;
+};
+
+} // namespace tilec

@@ -1,0 +1,61 @@
+// tilec: the public C++ API. Write a kernel with the DSL (tilec/dsl.hpp),
+// compile it for an AMD target at run time, get its code object and report.
+//
+//   tilec::Kernel k = myKernel();                        // DSL
+//   auto ck = tilec::compile(k, {.arch = "gfx942"});     // DSL -> tile IR -> HIP -> code object
+//   if (!ck) { fprintf(stderr, "%s\n", ck.error().c_str()); return 1; }
+//   puts(ck->report.toText().c_str());
+//
+// The compiler behind these declarations is the tilec library (target
+// tilec::tilec); this header includes neither MLIR nor LLVM.
+#pragma once
+
+#include "tilec/dsl.hpp"
+#include "tilec/report.hpp"
+#include "tilec/result.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec {
+
+/// Which JIT compiles the generated HIP: hipRTC where the installed ROCm
+/// supports the target, otherwise the in-process clang/lld path.
+enum class JitChoice { Auto, HipRTC, Clang };
+
+struct CompileOptions {
+  std::string arch = "gfx942";  ///< gfx942, gfx90a (gfx1151 with the targets work)
+  JitChoice jit = JitChoice::Auto;
+  bool useCache = true;         ///< persistent on-disk cache of code objects
+  std::string cacheDir;         ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec
+};
+
+/// One grid axis: ceil(extent / tile), where extent is dimension `axis` of
+/// kernel argument `arg`, or the constant `tile` itself when arg == -1... see GridDim.
+using GridSpec = std::vector<GridDim>;
+
+struct CompiledKernel {
+  std::string name;               ///< kernel symbol (encodes the configuration)
+  std::string arch;
+  std::string tileIR;             ///< tile IR after the target pipeline
+  std::string hip;                ///< generated HIP C++ (without the prelude)
+  std::vector<char> codeObject;   ///< AMDGPU ELF
+  Report report;
+  int numWaves = 0;               ///< waves per workgroup
+  int waveSize = 0;
+  GridSpec grid;
+};
+
+/// Compile a DSL kernel for `opts.arch`.
+Result<CompiledKernel> compile(const Kernel &kernel, const CompileOptions &opts = {});
+/// Compile tile-dialect IR text (one kernel function). `bufferName` names the
+/// text in diagnostics (e.g. the file name).
+Result<CompiledKernel> compileTileIR(const std::string &mlir, const CompileOptions &opts = {},
+                                     const std::string &bufferName = "<tile-ir>");
+
+/// The device prelude handed to the JIT compiler as "tilec_prelude.h".
+const std::string &devicePrelude();
+
+} // namespace tilec

@@ -1,0 +1,232 @@
+#include "Dialect/Tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tilec::tile;
+
+#include "Dialect/Tile/TileOpsDialect.cpp.inc"
+#include "Dialect/Tile/TileOpsEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Dialect/Tile/TileOpsTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "Dialect/Tile/TileOps.cpp.inc"
+
+void TileDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Dialect/Tile/TileOpsTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "Dialect/Tile/TileOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+// !tile.tile<128x32xbf16, lds>
+Type TileType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elem;
+  std::string space;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elem) || parser.parseComma() || parser.parseKeywordOrString(&space) ||
+      parser.parseGreater())
+    return {};
+  std::optional<MemorySpace> ms = symbolizeMemorySpace(space);
+  if (!ms) {
+    parser.emitError(loc, "unknown tile memory space '") << space << "' (expected 'lds' or 'reg')";
+    return {};
+  }
+  return TileType::getChecked([&] { return parser.emitError(loc); }, parser.getContext(), shape,
+                              elem, *ms);
+}
+
+void TileType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t d : getShape())
+    printer << d << "x";
+  printer << getElementType() << ", " << stringifyMemorySpace(getSpace()) << ">";
+}
+
+LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
+                               Type elementType, MemorySpace) {
+  if (shape.empty() || shape.size() > 2)
+    return emitError() << "tile must have rank 1 or 2, got rank " << shape.size();
+  for (int64_t d : shape)
+    if (d <= 0)
+      return emitError() << "tile dimensions must be positive, got " << d;
+  if (!elementType.isIntOrFloat())
+    return emitError() << "tile element type must be an integer or float type, got " << elementType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dialect attributes on func.func / scf.for
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == attr::kNumWaves) {
+    auto i = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!i || i.getInt() < 1 || i.getInt() > 16)
+      return op->emitError() << "'" << name << "' must be an integer in [1, 16]";
+  } else if (name == attr::kNumStages) {
+    auto i = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!i || i.getInt() < 1 || i.getInt() > 8)
+      return op->emitError() << "'" << name << "' must be an integer in [1, 8]";
+  } else if (name == attr::kGrid) {
+    auto arr = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!arr || arr.empty() || arr.size() > 3)
+      return op->emitError() << "'" << name << "' must be an array of 1 to 3 grid dimensions";
+    for (Attribute a : arr) {
+      auto d = dyn_cast<DenseI64ArrayAttr>(a);
+      if (!d || d.size() != 3 || d[2] < 1)
+        return op->emitError() << "'" << name
+                               << "' entries must be array<i64: arg, axis, tile> with tile >= 1 "
+                                  "(arg = -1 for a constant extent of `tile`)";
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+std::string AllocOp::displayName() {
+  if (auto n = getName())
+    return n->str();
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  getResult().printAsOperand(os, OpPrintingFlags());
+  return os.str();
+}
+
+static std::string shapeStr(TileType t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(t.getShape(), os, "x");
+  os << "x" << t.getElementType() << " (" << stringifyMemorySpace(t.getSpace()) << ")";
+  return os.str();
+}
+
+static LogicalResult checkWindow(Operation *op, MemRefType mem, size_t numIndices, TileType t) {
+  if (numIndices != static_cast<size_t>(mem.getRank()))
+    return op->emitOpError() << "needs " << mem.getRank() << " indices into " << mem << ", got "
+                             << numIndices;
+  if (t.getRank() > mem.getRank())
+    return op->emitOpError() << "tile " << shapeStr(t) << " has higher rank than tensor " << mem;
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  auto t = cast<TileType>(getDest().getType());
+  if (failed(checkWindow(*this, getSource().getType(), getIndices().size(), t)))
+    return failure();
+  if (t.getElementType() != getSource().getType().getElementType())
+    return emitOpError() << "element type of tile " << shapeStr(t) << " differs from tensor "
+                         << getSource().getType() << " (load does not convert; use tile.copy)";
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  auto t = cast<TileType>(getDest().getType());
+  if (getSource().getType().getRank() != 2 || t.getRank() != 2)
+    return emitOpError() << "gathers rows of a rank-2 tensor into a rank-2 tile, got "
+                         << getSource().getType() << " and " << shapeStr(t);
+  if (t.getElementType() != getSource().getType().getElementType())
+    return emitOpError() << "element type of tile " << shapeStr(t) << " differs from tensor "
+                         << getSource().getType();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  auto t = cast<TileType>(getValue().getType());
+  return checkWindow(*this, getDest().getType(), getIndices().size(), t);
+}
+
+LogicalResult CopyOp::verify() {
+  auto s = cast<TileType>(getSource().getType());
+  auto d = cast<TileType>(getDest().getType());
+  if (s.getShape() != d.getShape())
+    return emitOpError() << "copies between tiles of different shapes: " << shapeStr(s) << " -> "
+                         << shapeStr(d);
+  if (s.isLds() && d.isLds())
+    return emitOpError() << "copies LDS to LDS (" << shapeStr(s) << " -> " << shapeStr(d)
+                         << "); one side must be a register tile";
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<TileType>(getA().getType());
+  auto b = cast<TileType>(getB().getType());
+  auto c = cast<TileType>(getC().getType());
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError() << "needs rank-2 tiles, got A " << shapeStr(a) << ", B " << shapeStr(b)
+                         << ", C " << shapeStr(c);
+  int64_t m = a.rows(), k = a.cols();
+  int64_t kb = getTransposeB() ? b.cols() : b.rows();
+  int64_t n = getTransposeB() ? b.rows() : b.cols();
+  if (k != kb || c.rows() != m || c.cols() != n)
+    return emitOpError() << "shape mismatch: A " << shapeStr(a) << " * B" << (getTransposeB() ? "^T " : " ")
+                         << shapeStr(b) << " does not give C " << shapeStr(c) << " (M=" << m
+                         << ", K=" << k << " vs K=" << kb << ", N=" << n << ")";
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "A and B element types differ: " << a.getElementType() << " vs "
+                         << b.getElementType();
+  if (!c.getElementType().isF32())
+    return emitOpError() << "accumulator C must be f32, got " << shapeStr(c);
+  return success();
+}
+
+LogicalResult MapOp::verify() {
+  auto dst = cast<TileType>(getDest().getType());
+  size_t want = isBinary(getFn()) ? 2 : 1;
+  if (getInputs().size() != want)
+    return emitOpError() << "'" << stringifyMapFn(getFn()) << "' takes " << want
+                         << " input tile(s), got " << getInputs().size();
+  auto lhs = cast<TileType>(getInputs()[0].getType());
+  if (lhs.getShape() != dst.getShape())
+    return emitOpError() << "input " << shapeStr(lhs) << " and destination " << shapeStr(dst)
+                         << " differ in shape";
+  if (want == 2) {
+    auto rhs = cast<TileType>(getInputs()[1].getType());
+    bool same = rhs.getShape() == dst.getShape();
+    bool rowBcast = rhs.getRank() == 1 && dst.getRank() == 2 && !getBroadcastCols() &&
+                    rhs.rows() == dst.rows();
+    bool colBcast = rhs.getRank() == 1 && dst.getRank() == 2 && getBroadcastCols() &&
+                    rhs.rows() == dst.cols();
+    if (!same && !rowBcast && !colBcast)
+      return emitOpError() << "cannot broadcast " << shapeStr(rhs) << " to " << shapeStr(dst)
+                           << " (a rank-1 operand needs one value per "
+                           << (getBroadcastCols() ? "column" : "row") << ")";
+  }
+  bool needsScalar = getFn() == MapFn::scale || getFn() == MapFn::add_scalar;
+  if (needsScalar && !getScalar() && !getScalarValue())
+    return emitOpError() << "'" << stringifyMapFn(getFn()) << "' needs a scalar";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto s = cast<TileType>(getSource().getType());
+  auto d = cast<TileType>(getDest().getType());
+  if (s.getRank() != 2 || d.getRank() != 1)
+    return emitOpError() << "reduces a rank-2 tile into a rank-1 tile, got " << shapeStr(s)
+                         << " -> " << shapeStr(d);
+  int64_t want = getAxis() == 1 ? s.rows() : s.cols();
+  if (d.rows() != want)
+    return emitOpError() << "axis " << getAxis() << " reduction of " << shapeStr(s) << " gives "
+                         << want << " values, destination " << shapeStr(d) << " holds " << d.rows();
+  return success();
+}

@@ -1,0 +1,29 @@
+// The `tile` dialect: types, enums and ops (see TileDialect.td).
+#pragma once
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Dialect/Tile/TileOpsEnums.h.inc"
+#include "Dialect/Tile/TileOpsDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Dialect/Tile/TileOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "Dialect/Tile/TileOps.h.inc"
+
+namespace tilec::tile {
+/// Attribute names shared by the DSL importer, passes and emitter.
+namespace attr {
+inline constexpr const char *kKernel = "tile.kernel";          // unit, on func.func
+inline constexpr const char *kNumWaves = "tile.num_waves";     // i64, on func.func
+inline constexpr const char *kGrid = "tile.grid";              // [array<i64: arg, axis, tile>] per grid axis
+inline constexpr const char *kNumStages = "tile.num_stages";   // i64, on scf.for
+inline constexpr const char *kTarget = "tile.target";          // string, set by target passes
+inline constexpr const char *kLdsBytes = "tile.lds_bytes";     // i64, set by LDS allocation
+} // namespace attr
+} // namespace tilec::tile

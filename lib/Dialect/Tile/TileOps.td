@@ -1,0 +1,190 @@
+#ifndef TILEC_TILE_OPS_TD
+#define TILEC_TILE_OPS_TD
+
+include "TileDialect.td"
+include "TileTypes.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Tile_AnyTile : Type<CPred<"::llvm::isa<::tilec::tile::TileType>($_self)">, "tile">;
+def Tile_LdsTile : Type<CPred<"::llvm::isa<::tilec::tile::TileType>($_self) && ::llvm::cast<::tilec::tile::TileType>($_self).isLds()">, "LDS tile">;
+def Tile_RegTile : Type<CPred<"::llvm::isa<::tilec::tile::TileType>($_self) && ::llvm::cast<::tilec::tile::TileType>($_self).isReg()">, "register tile">;
+def Tile_Global : MemRefRankOf<[AnyType], [1, 2]>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
+    // unary: dst = f(src)
+    I32EnumAttrCase<"copy", 0>,   // also converts between element types
+    I32EnumAttrCase<"neg", 1>,
+    I32EnumAttrCase<"exp", 2>,
+    I32EnumAttrCase<"exp2", 3>,
+    I32EnumAttrCase<"log", 4>,
+    I32EnumAttrCase<"recip", 5>,
+    I32EnumAttrCase<"relu", 6>,
+    I32EnumAttrCase<"silu", 7>,
+    I32EnumAttrCase<"sigmoid", 8>,
+    I32EnumAttrCase<"gelu_tanh", 9>,
+    I32EnumAttrCase<"scale", 10>,      // src * scalar
+    I32EnumAttrCase<"add_scalar", 11>, // src + scalar
+    // binary: dst = f(lhs, rhs); rhs may be broadcast (see tile.map)
+    I32EnumAttrCase<"add", 20>,
+    I32EnumAttrCase<"sub", 21>,
+    I32EnumAttrCase<"mul", 22>,
+    I32EnumAttrCase<"div", 23>,
+    I32EnumAttrCase<"max", 24>,
+    I32EnumAttrCase<"min", 25>,
+    I32EnumAttrCase<"sub_exp2", 26>    // exp2(lhs - rhs): online-softmax rescaling
+  ]> {
+  let cppNamespace = "::tilec::tile";
+}
+
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>, I32EnumAttrCase<"min", 2>]> {
+  let cppNamespace = "::tilec::tile";
+}
+
+//===----------------------------------------------------------------------===//
+// Indices
+//===----------------------------------------------------------------------===//
+
+def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
+  let summary = "index of this workgroup in the launch grid";
+  let description = [{
+    `%b = tile.block_id 0 : index` returns the workgroup index along grid axis 0, 1 or 2.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Tiles
+//===----------------------------------------------------------------------===//
+
+def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "a tile in LDS or registers";
+  let description = [{
+    `%t = tile.alloc {name = "a_lds"} : !tile.tile<128x32xbf16, lds>`.
+    `name` appears in diagnostics (e.g. LDS over budget). Passes annotate:
+    `layout` (register layout, or an explicit LDS layout: "padded" or "swizzled"),
+    `offset` and `row_stride` (LDS placement).
+  }];
+  let arguments = (ins OptionalAttr<StrAttr>:$name);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    TileType getType() { return llvm::cast<TileType>(getResult().getType()); }
+    std::string displayName();
+  }];
+}
+
+def Tile_LoadOp : Tile_Op<"load"> {
+  let summary = "copy a window of a global tensor into a tile";
+  let description = [{
+    `tile.load %A[%r, %c] -> %t : memref<?x?xbf16>, !tile.tile<128x32xbf16, lds>`
+    copies `A[r + i][c + j]` into `t[i][j]`; elements outside `A` read as 0.
+    A rank-1 tile loads `A[r + i]` from a rank-1 tensor (one index).
+  }];
+  let arguments = (ins Tile_Global:$source, Variadic<Index>:$indices, Tile_AnyTile:$dest);
+  let assemblyFormat = "$source `[` $indices `]` `->` $dest attr-dict `:` type($source) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+def Tile_GatherOp : Tile_Op<"gather"> {
+  let summary = "copy rows of a global tensor, chosen through an index tensor, into a tile";
+  let description = [{
+    `tile.gather %X[%ids[%i], %c] -> %t : memref<?x?xbf16>, memref<?xi32>, !tile.tile<64x128xbf16, lds>`
+    copies `X[ids[i + r]][c + j]` into `t[r][j]`. Rows whose id is negative or
+    not below X's row count (sentinels), and positions past the end of `ids`,
+    read as 0. This is how MoE kernels read permuted tokens without copies.
+  }];
+  let arguments = (ins Tile_Global:$source, MemRefRankOf<[I32], [1]>:$ids, Index:$idsOffset,
+                       Index:$col, Tile_AnyTile:$dest);
+  let assemblyFormat = "$source `[` $ids `[` $idsOffset `]` `,` $col `]` `->` $dest attr-dict `:` type($source) `,` type($ids) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store"> {
+  let summary = "write a tile into a window of a global tensor";
+  let description = [{
+    `tile.store %t -> %C[%r, %c] : !tile.tile<128x128xf32, reg>, memref<?x?xf32>`
+    writes `t[i][j]` to `C[r + i][c + j]`, converting to C's element type;
+    elements outside `C` are dropped.
+  }];
+  let arguments = (ins Tile_AnyTile:$value, Tile_Global:$dest, Variadic<Index>:$indices);
+  let assemblyFormat = "$value `->` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+def Tile_CopyOp : Tile_Op<"copy"> {
+  let summary = "copy a tile into another of the same shape (LDS <-> registers)";
+  let description = [{
+    `tile.copy %src -> %dst : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, lds>`;
+    converts the element type when the two differ.
+  }];
+  let arguments = (ins Tile_AnyTile:$source, Tile_AnyTile:$dest);
+  let assemblyFormat = "$source `->` $dest attr-dict `:` type($source) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+def Tile_FillOp : Tile_Op<"fill"> {
+  let summary = "set every element of a tile";
+  let description = [{ `tile.fill %acc, 0.0 : !tile.tile<128x128xf32, reg>` }];
+  let arguments = (ins Tile_AnyTile:$dest, F64Attr:$value);
+  let assemblyFormat = "$dest `,` $value attr-dict `:` type($dest)";
+}
+
+def Tile_GemmOp : Tile_Op<"gemm"> {
+  let summary = "accumulating matrix product on tiles: C += A * B";
+  let description = [{
+    `tile.gemm %a, %b, %c : !tile.tile<MxKxT, lds>, !tile.tile<KxNxT, lds>, !tile.tile<MxNxf32, reg>`.
+    With `transpose_b`, B is given as N x K. A and B share an element type; C
+    is an f32 register tile. Target passes choose the matrix instruction
+    (`instr`) and how C is split over the workgroup's waves (`wave_grid`).
+  }];
+  let arguments = (ins Tile_AnyTile:$a, Tile_AnyTile:$b, Tile_RegTile:$c, UnitAttr:$transpose_b);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)";
+  let hasVerifier = 1;
+}
+
+def Tile_MapOp : Tile_Op<"map", [AttrSizedOperandSegments]> {
+  let summary = "elementwise function of register tiles";
+  let description = [{
+    `tile.map exp2 %dst, %src : ...` (unary) or `tile.map sub %dst, %lhs, %rhs : ...`
+    (binary). `dst` and `lhs` have the same shape. `rhs` has that shape too, or
+    is a rank-1 tile broadcast along rows (length = rows: one value per row, as a
+    row reduction gives) or, with `broadcast_cols`, along columns (length = cols:
+    a bias). `scale` and `add_scalar` use the `scalar` attribute or, when given,
+    the `scalar_value` operand (a runtime f32 such as a softmax scale).
+  }];
+  let arguments = (ins Tile_MapFn:$fn, Tile_RegTile:$dest, Variadic<Tile_RegTile>:$inputs,
+                       Optional<F32>:$scalar_value, OptionalAttr<F64Attr>:$scalar,
+                       UnitAttr:$broadcast_cols);
+  let assemblyFormat = [{
+    $fn $dest `,` $inputs (`scalar` `(` $scalar_value^ `)`)? attr-dict `:` type($dest) `,` type($inputs)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static bool isBinary(MapFn fn) { return static_cast<int>(fn) >= 20; }
+  }];
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce"> {
+  let summary = "row (axis 1) or column (axis 0) reduction of a register tile";
+  let description = [{
+    `tile.reduce max %s -> %m {axis = 1 : i64} : !tile.tile<64x64xf32, reg>, !tile.tile<64xf32, reg>`
+    writes one value per row. With `accumulate`, the old contents of the
+    destination take part (`m = max(m, rowmax(s))`), as online softmax needs.
+  }];
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_RegTile:$source, Tile_RegTile:$dest,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis,
+                       UnitAttr:$accumulate);
+  let assemblyFormat = "$kind $source `->` $dest attr-dict `:` type($source) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+#endif

@@ -1,0 +1,101 @@
+// The JIT: HIP C++ text -> AMDGPU code object, in process, with a persistent
+// on-disk cache, plus the readers that turn a code object into a tilec::Report.
+//
+// Two compilers (toolchain.md, "HIP -> AMDGPU code objects without ROCm" and
+// "hipRTC here"):
+//   - hipRTC, loaded with dlopen at run time (never linked), where the installed
+//     ROCm knows the target (ROCm 5.x: gfx90a and older; ROCm >= 6: also gfx942,
+//     gfx1151);
+//   - clang 19 in process (Driver -> cc1 EmitObjAction -> lld), for every target.
+// No subprocess is ever started. All entry points are thread-safe.
+#pragma once
+
+#include "Target/Target.h"
+#include "tilec/report.hpp"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilec::jit {
+
+/// Which compiler `compile` should use. Auto: hipRTC where `hipRTCSupports`
+/// says so, else clang.
+enum class JitPreference { Auto, HipRTC, Clang };
+
+struct CompileRequest {
+  /// HIP C++ text. No ROCm headers are available on the clang path
+  /// (-nogpuinc): use __attribute__((global)), __attribute__((shared)) and
+  /// builtins, or a prelude from `headers`.
+  std::string source;
+  /// Virtual include files (name, contents), reachable with #include "name".
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Kernel symbol; names the virtual source file and appears in messages.
+  std::string kernelName;
+  const TargetInfo *target = nullptr;
+  /// Extra compiler flags, appended after the defaults (-O3 -std=c++17).
+  std::vector<std::string> options;
+  JitPreference preference = JitPreference::Auto;
+};
+
+struct CacheOptions {
+  bool enabled = true;
+  /// Cache folder. Empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else
+  /// $HOME/.cache/tilec.
+  std::string dir;
+  /// Receives cache warnings (corrupt entry removed, folder not writable).
+  /// Empty: the line is written to stderr.
+  std::function<void(const std::string &)> onWarning;
+};
+
+struct CodeObject {
+  std::vector<char> elf;         ///< the AMDGPU code object (ELF, never a bundle)
+  JitKind compiler = JitKind::Clang;
+  std::string compilerIdentity;  ///< "hipRTC (ROCm 5.2.21153)", "clang 19.1.7 (in-process)"
+  std::string log;               ///< compiler warnings of a successful compile
+  bool fromCache = false;
+};
+
+/// Compiles `request` (or loads it from the cache). A compile error is an
+/// llvm::Error whose message carries the compiler's log (clang diagnostics with
+/// file:line:col, or the hipRTC program log).
+llvm::Expected<CodeObject> compile(const CompileRequest &request, const CacheOptions &cache);
+
+/// True when a hipRTC library can be loaded and its ROCm version knows
+/// `target.arch` (older hipRTCs crash on newer archs instead of failing).
+bool hipRTCSupports(const TargetInfo &target);
+
+/// The hipRTC in use, e.g. "hipRTC (ROCm 5.2.21153)"; empty when none loads.
+std::string hipRTCIdentity();
+
+/// "clang 19.1.7 (in-process)".
+std::string clangIdentity();
+
+/// Disassembly of the executable sections, in the style of `llvm-objdump -d`:
+/// a "<symbol>:" line per function, then one instruction per line followed by
+/// "// offset: encoding". Returns an "error: ..." line when `elf` cannot be read.
+std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target);
+
+/// Reads the first kernel of the NT_AMDGPU_METADATA note (registers, LDS,
+/// scratch, spills, wave size), computes the occupancy for workgroups of
+/// `wavesPerWorkgroup` waves and counts matrix instructions (v_mfma, v_smfmac,
+/// v_wmma, v_swmmac) in the disassembly. `jit`, `compilerIdentity` and
+/// `fromCache` are left for the caller (see the CodeObject overload).
+llvm::Expected<Report> readReport(llvm::ArrayRef<char> elf, const TargetInfo &target,
+                                  int wavesPerWorkgroup);
+
+/// readReport plus the compiler facts of `code`.
+llvm::Expected<Report> readReport(const CodeObject &code, const TargetInfo &target,
+                                  int wavesPerWorkgroup);
+
+/// Code objects returned by ROCm 5.x hipRTC may be clang offload bundles
+/// ("__CLANG_OFFLOAD_BUNDLE__", or a compressed "CCOB" bundle): returns the
+/// amdgcn ELF for `arch`. An ELF input is returned unchanged.
+llvm::Expected<std::vector<char>> extractCodeObject(llvm::ArrayRef<char> blob,
+                                                    llvm::StringRef arch);
+
+} // namespace tilec::jit

@@ -1,0 +1,122 @@
+#include "Target/Target.h"
+
+#include <algorithm>
+
+namespace tilec {
+
+std::string_view elemTypeName(ElemType t) {
+  switch (t) {
+  case ElemType::F32: return "f32";
+  case ElemType::F16: return "f16";
+  case ElemType::BF16: return "bf16";
+  case ElemType::FP8E4M3FNUZ: return "f8E4M3FNUZ";
+  case ElemType::FP8E5M2FNUZ: return "f8E5M2FNUZ";
+  case ElemType::I8: return "i8";
+  case ElemType::I32: return "i32";
+  }
+  return "?";
+}
+
+std::optional<ElemType> parseElemType(std::string_view s) {
+  for (ElemType t : {ElemType::F32, ElemType::F16, ElemType::BF16, ElemType::FP8E4M3FNUZ,
+                     ElemType::FP8E5M2FNUZ, ElemType::I8, ElemType::I32})
+    if (elemTypeName(t) == s)
+      return t;
+  return std::nullopt;
+}
+
+int elemTypeBytes(ElemType t) {
+  switch (t) {
+  case ElemType::F32: case ElemType::I32: return 4;
+  case ElemType::F16: case ElemType::BF16: return 2;
+  default: return 1;
+  }
+}
+
+static int roundUp(int v, int g) { return (v + g - 1) / g * g; }
+
+int TargetInfo::occupancy(int vgpr, int agpr, long ldsBytes, int wavesPerWorkgroup) const {
+  // Register limit (amd-targets.md section 6).
+  int regs = hasAgprs ? roundUp(roundUp(std::max(vgpr, 1), 4) + agpr, vgprGranule)
+                      : roundUp(std::max(vgpr, 1), vgprGranule);
+  int waves = std::min(maxWavesPerSIMD, vgprFile / regs);
+  // LDS limit: workgroups per CU (per WGP on gfx11) share its LDS; their waves
+  // spread over the 4 SIMDs of a CU (gfx11: 2 CUs x 2 SIMDs of a WGP).
+  if (ldsBytes > 0) {
+    long wgs = ldsBytesPerCU / ldsBytes;
+    int simds = 4;
+    long ldsWaves = wgs * wavesPerWorkgroup / simds;
+    waves = static_cast<int>(std::min<long>(waves, ldsWaves));
+  }
+  return waves;
+}
+
+std::vector<const MatrixInstr *> TargetInfo::instrsFor(ElemType t) const {
+  std::vector<const MatrixInstr *> out;
+  for (const MatrixInstr &mi : matrixInstrs)
+    if (mi.aType == t)
+      out.push_back(&mi);
+  return out;
+}
+
+static std::vector<TargetInfo> buildTargets() {
+  using E = ElemType;
+  using F = MatrixFamily;
+  std::vector<TargetInfo> ts;
+
+  // gfx942: MI300X, CDNA3 (amd-targets.md sections 1, 3, 4, 6).
+  ts.push_back(TargetInfo{
+      "gfx942", "MI300X (CDNA3)", 64, 65536, 65536, 32, 8, 512, 8, 256, true,
+      {
+          {"v_mfma_f32_32x32x8_bf16", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 32},
+          {"v_mfma_f32_16x16x16_bf16", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 16},
+          {"v_mfma_f32_32x32x8_f16", "__builtin_amdgcn_mfma_f32_32x32x8f16", F::MFMA, 32, 32, 8, E::F16, E::F32, 4, 16, 32},
+          {"v_mfma_f32_16x16x16_f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", F::MFMA, 16, 16, 16, E::F16, E::F32, 4, 4, 16},
+          {"v_mfma_f32_32x32x16_fp8_fp8", "__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8", F::MFMA, 32, 32, 16, E::FP8E4M3FNUZ, E::F32, 8, 16, 32},
+          {"v_mfma_f32_16x16x32_fp8_fp8", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", F::MFMA, 16, 16, 32, E::FP8E4M3FNUZ, E::F32, 8, 4, 16},
+      },
+      0x00020000u});
+
+  // gfx90a: MI200, CDNA2.
+  ts.push_back(TargetInfo{
+      "gfx90a", "MI250X (CDNA2)", 64, 65536, 65536, 32, 8, 512, 8, 256, true,
+      {
+          {"v_mfma_f32_32x32x8bf16_1k", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 64},
+          {"v_mfma_f32_16x16x16bf16_1k", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 32},
+          {"v_mfma_f32_32x32x8f16", "__builtin_amdgcn_mfma_f32_32x32x8f16", F::MFMA, 32, 32, 8, E::F16, E::F32, 4, 16, 64},
+          {"v_mfma_f32_16x16x16f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", F::MFMA, 16, 16, 16, E::F16, E::F32, 4, 4, 32},
+      },
+      0x00020000u});
+
+  // gfx1151: Strix Halo, RDNA 3.5, wave32 WMMA (section 2); 128 KiB LDS per WGP,
+  // 64 KiB per workgroup; 1536 VGPRs per SIMD, granule 24 (section 6).
+  ts.push_back(TargetInfo{
+      "gfx1151", "Radeon 8060S, Strix Halo (RDNA 3.5)", 32, 65536, 131072, 32, 16, 1536, 24, 256, false,
+      {
+          {"v_wmma_f32_16x16x16_bf16", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", F::WMMA, 16, 16, 16, E::BF16, E::F32, 16, 8, 32},
+          {"v_wmma_f32_16x16x16_f16", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", F::WMMA, 16, 16, 16, E::F16, E::F32, 16, 8, 32},
+      },
+      0x31004000u});
+  return ts;
+}
+
+static const std::vector<TargetInfo> &targets() {
+  static const std::vector<TargetInfo> ts = buildTargets();
+  return ts;
+}
+
+const TargetInfo *lookupTarget(std::string_view arch) {
+  for (const TargetInfo &t : targets())
+    if (t.arch == arch)
+      return &t;
+  return nullptr;
+}
+
+std::string knownTargetsList() {
+  std::string s;
+  for (const TargetInfo &t : targets())
+    s += (s.empty() ? "" : ", ") + t.arch;
+  return s;
+}
+
+} // namespace tilec
