@@ -1,5 +1,6 @@
 // tilec-opt: runs tilec's passes and pipeline on tile-dialect IR (lit tests use it).
 #include "Dialect/Tile/TileDialect.h"
+#include "Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -8,6 +9,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  tilec::registerAllTilecPasses();
   mlir::DialectRegistry registry;
   registry.insert<tilec::tile::TileDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect>();

@@ -187,4 +187,13 @@ def Tile_ReduceOp : Tile_Op<"reduce"> {
   let hasVerifier = 1;
 }
 
+def Tile_BarrierOp : Tile_Op<"barrier"> {
+  let summary = "workgroup barrier ordering LDS accesses";
+  let description = [{
+    `tile.barrier` makes every wave wait until all waves of the workgroup reach
+    it, with their LDS writes visible. Inserted by `tilec-insert-barriers`.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif

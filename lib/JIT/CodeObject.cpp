@@ -1,0 +1,350 @@
+// Reading AMDGPU code objects: offload-bundle extraction, in-process
+// disassembly (LLVM MC), and the Report from the NT_AMDGPU_METADATA note.
+
+#include "JIT/JIT.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/MC/MCAsmInfo.h"
+#include "llvm/MC/MCContext.h"
+#include "llvm/MC/MCDisassembler/MCDisassembler.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCInstPrinter.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/MCTargetOptions.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/Compression.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <map>
+#include <mutex>
+
+namespace tilec::jit {
+namespace {
+
+constexpr llvm::StringLiteral kTriple = "amdgcn-amd-amdhsa";
+constexpr llvm::StringLiteral kElfMagic = "\x7f" "ELF";
+constexpr llvm::StringLiteral kBundleMagic = "__CLANG_OFFLOAD_BUNDLE__";
+constexpr llvm::StringLiteral kCompressedBundleMagic = "CCOB";
+
+void initializeAMDGPUMC() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUDisassembler();
+  });
+}
+
+llvm::StringRef asStringRef(llvm::ArrayRef<char> bytes) {
+  return llvm::StringRef(bytes.data(), bytes.size());
+}
+
+llvm::Expected<llvm::object::ELF64LEObjectFile> openElf(llvm::ArrayRef<char> elf) {
+  if (!asStringRef(elf).starts_with(kElfMagic))
+    return llvm::createStringError("not an ELF code object (%zu bytes)", elf.size());
+  return llvm::object::ELF64LEObjectFile::create(
+      llvm::MemoryBufferRef(asStringRef(elf), "code object"));
+}
+
+/// True when the bundle entry id (e.g. "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-")
+/// names `arch` exactly (gfx90a must not match gfx90).
+bool bundleIdNamesArch(llvm::StringRef id, llvm::StringRef arch) {
+  if (!id.contains("amdgcn"))
+    return false;
+  for (size_t pos = id.find(arch); pos != llvm::StringRef::npos; pos = id.find(arch, pos + 1)) {
+    llvm::StringRef after = id.substr(pos + arch.size());
+    bool endsWell = after.empty() || after.front() == ':';
+    bool startsWell = pos > 0 && id[pos - 1] == '-';
+    if (endsWell && startsWell)
+      return true;
+  }
+  return false;
+}
+
+/// Compressed bundle ("CCOB"): magic, u16 version, u16 method (0 zlib, 1 zstd),
+/// [v2: u32 total size | v3: u64 total size], uncompressed size (u32, v3: u64),
+/// u64 hash, then the compressed plain bundle.
+llvm::Expected<std::vector<char>> decompressBundle(llvm::StringRef blob) {
+  using namespace llvm::support;
+  if (blob.size() < 8)
+    return llvm::createStringError("truncated compressed offload bundle");
+  uint16_t version = endian::read16le(blob.data() + 4);
+  uint16_t method = endian::read16le(blob.data() + 6);
+  size_t header = version == 1 ? 20 : version == 2 ? 24 : version == 3 ? 32 : 0;
+  if (header == 0 || blob.size() < header)
+    return llvm::createStringError("unsupported compressed offload bundle version %u", version);
+  uint64_t rawSize = version == 1   ? endian::read32le(blob.data() + 8)
+                     : version == 2 ? endian::read32le(blob.data() + 12)
+                                    : endian::read64le(blob.data() + 16);
+  llvm::ArrayRef<uint8_t> input(reinterpret_cast<const uint8_t *>(blob.data()) + header,
+                                blob.size() - header);
+  llvm::SmallVector<uint8_t, 0> output;
+  llvm::compression::Format format =
+      method == 1 ? llvm::compression::Format::Zstd : llvm::compression::Format::Zlib;
+  if (llvm::Error err = llvm::compression::decompress(format, input, output, rawSize))
+    return std::move(err);
+  return std::vector<char>(output.begin(), output.end());
+}
+
+} // namespace
+
+llvm::Expected<std::vector<char>> extractCodeObject(llvm::ArrayRef<char> blob,
+                                                    llvm::StringRef arch) {
+  using namespace llvm::support;
+  llvm::StringRef data = asStringRef(blob);
+  if (data.starts_with(kElfMagic))
+    return std::vector<char>(blob.begin(), blob.end());
+  if (data.starts_with(kCompressedBundleMagic)) {
+    llvm::Expected<std::vector<char>> plain = decompressBundle(data);
+    if (!plain)
+      return plain.takeError();
+    return extractCodeObject(*plain, arch);
+  }
+  if (!data.starts_with(kBundleMagic))
+    return llvm::createStringError("code object is neither an ELF nor an offload bundle");
+
+  // Bundle: magic, u64 entry count, per entry u64 offset, u64 size, u64 id
+  // length, id; payloads at their offsets.
+  auto truncated = [] { return llvm::createStringError("truncated offload bundle"); };
+  size_t pos = kBundleMagic.size();
+  auto readU64 = [&](uint64_t &v) {
+    if (pos + 8 > data.size())
+      return false;
+    v = endian::read64le(data.data() + pos);
+    pos += 8;
+    return true;
+  };
+  uint64_t entries = 0;
+  if (!readU64(entries))
+    return truncated();
+  std::vector<std::string> ids;
+  for (uint64_t i = 0; i < entries; ++i) {
+    uint64_t offset, size, idLength;
+    if (!readU64(offset) || !readU64(size) || !readU64(idLength) ||
+        idLength > data.size() - pos)
+      return truncated();
+    llvm::StringRef id = data.substr(pos, idLength);
+    pos += idLength;
+    ids.push_back(id.str());
+    if (size == 0 || !bundleIdNamesArch(id, arch))
+      continue;
+    if (offset > data.size() || size > data.size() - offset)
+      return truncated();
+    llvm::StringRef payload = data.substr(offset, size);
+    if (!payload.starts_with(kElfMagic))
+      return llvm::createStringError("offload bundle entry '%s' is not an ELF", id.str().c_str());
+    return std::vector<char>(payload.begin(), payload.end());
+  }
+  return llvm::createStringError("offload bundle has no code object for %s (entries: %s)",
+                                 arch.str().c_str(), llvm::join(ids, ", ").c_str());
+}
+
+std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
+  initializeAMDGPUMC();
+  llvm::Expected<llvm::object::ELF64LEObjectFile> object = openElf(elf);
+  if (!object)
+    return "error: " + llvm::toString(object.takeError()) + "\n";
+
+  std::string lookupError;
+  const llvm::Target *llvmTarget = llvm::TargetRegistry::lookupTarget(kTriple, lookupError);
+  if (!llvmTarget)
+    return "error: " + lookupError + "\n";
+  llvm::Triple triple(kTriple);
+  llvm::MCTargetOptions options;
+  std::unique_ptr<llvm::MCRegisterInfo> registers(llvmTarget->createMCRegInfo(kTriple));
+  std::unique_ptr<llvm::MCAsmInfo> asmInfo(
+      llvmTarget->createMCAsmInfo(*registers, kTriple, options));
+  // No explicit wave size: the AMDGPU MC layer picks the generation's default
+  // (wave64 before gfx10, wave32 from gfx10 on), as llvm-objdump does.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      llvmTarget->createMCSubtargetInfo(kTriple, target.arch, ""));
+  std::unique_ptr<llvm::MCInstrInfo> instrInfo(llvmTarget->createMCInstrInfo());
+  if (!registers || !asmInfo || !subtarget || !instrInfo)
+    return "error: cannot create the AMDGPU MC layer for " + target.arch + "\n";
+  llvm::MCContext context(triple, asmInfo.get(), registers.get(), subtarget.get());
+  std::unique_ptr<llvm::MCDisassembler> disassembler(
+      llvmTarget->createMCDisassembler(*subtarget, context));
+  std::unique_ptr<llvm::MCInstPrinter> printer(llvmTarget->createMCInstPrinter(
+      triple, asmInfo->getAssemblerDialect(), *asmInfo, *instrInfo, *registers));
+  if (!disassembler || !printer)
+    return "error: cannot create the AMDGPU disassembler for " + target.arch + "\n";
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const llvm::object::SectionRef &section : object->sections()) {
+    if (!section.isText())
+      continue;
+    llvm::Expected<llvm::StringRef> name = section.getName();
+    llvm::Expected<llvm::StringRef> contents = section.getContents();
+    if (!name || !contents) {
+      llvm::consumeError(name.takeError());
+      llvm::consumeError(contents.takeError());
+      continue;
+    }
+    uint64_t base = section.getAddress();
+    std::map<uint64_t, std::string> labels;
+    for (const llvm::object::ELFSymbolRef &symbol : object->symbols()) {
+      llvm::Expected<llvm::object::section_iterator> in = symbol.getSection();
+      llvm::Expected<llvm::StringRef> symbolName = symbol.getName();
+      llvm::Expected<uint64_t> address = symbol.getAddress();
+      if (in && symbolName && address && *in == section && !symbolName->empty())
+        labels.emplace(*address, symbolName->str());
+      else {
+        llvm::consumeError(in.takeError());
+        llvm::consumeError(symbolName.takeError());
+        llvm::consumeError(address.takeError());
+      }
+    }
+
+    os << "\nDisassembly of section " << *name << ":\n";
+    llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(contents->data()),
+                                  contents->size());
+    uint64_t size = 0;
+    for (uint64_t index = 0; index < bytes.size(); index += size) {
+      uint64_t address = base + index;
+      if (auto label = labels.find(address); label != labels.end())
+        os << "\n" << llvm::format_hex_no_prefix(address, 16) << " <" << label->second << ">:\n";
+      llvm::MCInst inst;
+      std::string line;
+      llvm::raw_string_ostream lineOS(line);
+      llvm::MCDisassembler::DecodeStatus status = disassembler->getInstruction(
+          inst, size, bytes.slice(index), address, llvm::nulls());
+      if (status == llvm::MCDisassembler::Fail) {
+        size = std::min<uint64_t>(4, bytes.size() - index);
+        lineOS << "<unknown>";
+      } else {
+        printer->printInst(&inst, address, "", *subtarget, lineOS);
+      }
+      llvm::StringRef trimmed = llvm::StringRef(line).trim();
+      os << "\t" << trimmed;
+      os.indent(trimmed.size() < 56 ? 56 - trimmed.size() : 1);
+      os << "// " << llvm::format_hex_no_prefix(address, 12) << ":";
+      for (uint64_t w = 0; w + 4 <= size; w += 4)
+        os << " "
+           << llvm::format_hex_no_prefix(
+                  llvm::support::endian::read32le(bytes.data() + index + w), 8, /*Upper=*/true);
+      os << "\n";
+    }
+  }
+  return text;
+}
+
+namespace {
+
+/// The msgpack map of the first kernel in the NT_AMDGPU_METADATA note, with the
+/// document that owns it.
+struct KernelMetadata {
+  llvm::msgpack::Document document;
+  llvm::msgpack::MapDocNode kernel;
+};
+
+llvm::Error readKernelMetadata(const llvm::object::ELF64LEObjectFile &object,
+                               KernelMetadata &out) {
+  const auto &elf = object.getELFFile();
+  auto sections = elf.sections();
+  if (!sections)
+    return sections.takeError();
+  for (const auto &section : *sections) {
+    if (section.sh_type != llvm::ELF::SHT_NOTE)
+      continue;
+    llvm::Error err = llvm::Error::success();
+    for (const auto &note : elf.notes(section, err)) {
+      if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
+        continue;
+      llvm::StringRef blob = note.getDescAsStringRef(section.sh_addralign);
+      if (!out.document.readFromBlob(blob, /*Multi=*/false))
+        return llvm::createStringError("malformed AMDGPU metadata (msgpack)");
+      llvm::msgpack::DocNode &root = out.document.getRoot();
+      if (!root.isMap())
+        return llvm::createStringError("AMDGPU metadata is not a map");
+      auto kernels = root.getMap().find(".amdhsa.kernels");
+      if (kernels == root.getMap().end() || !kernels->second.isArray() ||
+          kernels->second.getArray().empty() || !kernels->second.getArray()[0].isMap())
+        return llvm::createStringError("AMDGPU metadata lists no kernel");
+      out.kernel = kernels->second.getArray()[0].getMap();
+      return err;
+    }
+    if (err)
+      return err;
+  }
+  return llvm::createStringError("code object has no NT_AMDGPU_METADATA note");
+}
+
+int64_t metadataInt(llvm::msgpack::MapDocNode &kernel, llvm::StringRef key) {
+  auto it = kernel.find(key);
+  if (it == kernel.end())
+    return 0;
+  switch (it->second.getKind()) {
+  case llvm::msgpack::Type::Int: return it->second.getInt();
+  case llvm::msgpack::Type::UInt: return static_cast<int64_t>(it->second.getUInt());
+  default: return 0;
+  }
+}
+
+int countMatrixInstructions(llvm::StringRef disassembly) {
+  int count = 0;
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  disassembly.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    llvm::StringRef mnemonic = line.ltrim();
+    if (mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") ||
+        mnemonic.starts_with("v_wmma") || mnemonic.starts_with("v_swmmac"))
+      ++count;
+  }
+  return count;
+}
+
+} // namespace
+
+llvm::Expected<Report> readReport(llvm::ArrayRef<char> elf, const TargetInfo &target,
+                                  int wavesPerWorkgroup) {
+  llvm::Expected<llvm::object::ELF64LEObjectFile> object = openElf(elf);
+  if (!object)
+    return object.takeError();
+  KernelMetadata metadata;
+  if (llvm::Error err = readKernelMetadata(*object, metadata))
+    return std::move(err);
+  llvm::msgpack::MapDocNode &kernel = metadata.kernel;
+
+  Report report;
+  if (auto name = kernel.find(".name"); name != kernel.end() && name->second.isString())
+    report.kernel = name->second.getString().str();
+  report.target = target.arch;
+  // .vgpr_count counts the unified register file on CDNA: alignTo(arch, 4) + AGPRs.
+  int64_t agpr = metadataInt(kernel, ".agpr_count");
+  int64_t vgprTotal = metadataInt(kernel, ".vgpr_count");
+  report.agpr = static_cast<int>(agpr);
+  report.vgpr = static_cast<int>(target.hasAgprs && agpr > 0 ? vgprTotal - agpr : vgprTotal);
+  report.sgpr = static_cast<int>(metadataInt(kernel, ".sgpr_count"));
+  report.ldsBytes = metadataInt(kernel, ".group_segment_fixed_size");
+  report.scratchBytes = metadataInt(kernel, ".private_segment_fixed_size");
+  report.vgprSpills = static_cast<int>(metadataInt(kernel, ".vgpr_spill_count"));
+  report.sgprSpills = static_cast<int>(metadataInt(kernel, ".sgpr_spill_count"));
+  report.waveSize = static_cast<int>(metadataInt(kernel, ".wavefront_size"));
+  report.occupancy = target.occupancy(report.vgpr, report.agpr, report.ldsBytes,
+                                      std::max(wavesPerWorkgroup, 1));
+  report.matrixInstructions = countMatrixInstructions(disassemble(elf, target));
+  report.codeObjectBytes = static_cast<int64_t>(elf.size());
+  return report;
+}
+
+llvm::Expected<Report> readReport(const CodeObject &code, const TargetInfo &target,
+                                  int wavesPerWorkgroup) {
+  llvm::Expected<Report> report = readReport(code.elf, target, wavesPerWorkgroup);
+  if (report) {
+    report->jit = jitName(code.compiler);
+    report->compilerIdentity = code.compilerIdentity;
+    report->fromCache = code.fromCache;
+  }
+  return report;
+}
+
+} // namespace tilec::jit

@@ -1,0 +1,122 @@
+// tilec-infer-layouts: register layouts flow from the matrix instructions.
+#include "Transforms/PassDetail.h"
+#include "Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace tilec {
+#define GEN_PASS_DEF_TILECINFERLAYOUTS
+#include "Transforms/Passes.h.inc"
+} // namespace tilec
+
+using namespace mlir;
+using namespace tilec;
+
+namespace {
+
+/// The accumulator layout of a rank-2 register tile (or the rank-2 tile whose
+/// rows a rank-1 tile follows).
+struct AccLayout {
+  StringAttr instr;
+  DenseI64ArrayAttr waveGrid;
+  DenseI64ArrayAttr parentShape;
+  bool operator==(const AccLayout &o) const {
+    return instr == o.instr && waveGrid == o.waveGrid && parentShape == o.parentShape;
+  }
+};
+
+struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
+  llvm::DenseMap<Value, AccLayout> layouts;
+  bool changed = false;
+  bool failedFlag = false;
+
+  void assign(Operation *at, Value tile, const AccLayout &l) {
+    auto it = layouts.find(tile);
+    if (it == layouts.end()) {
+      layouts[tile] = l;
+      changed = true;
+    } else if (!(it->second == l)) {
+      at->emitOpError() << "register tile '" << allocOf(tile).displayName()
+                        << "' would need two layouts (" << it->second.instr << " vs " << l.instr
+                        << "); layout conversions are not supported yet";
+      failedFlag = true;
+    }
+  }
+
+  /// Propagates between two tiles related by `op` (same shape or rows-of).
+  void relate(Operation *op, Value x, Value y) {
+    auto tx = cast<tile::TileType>(x.getType()), ty = cast<tile::TileType>(y.getType());
+    if (!tx.isReg() || !ty.isReg())
+      return;
+    if (tx.getRank() == ty.getRank()) {
+      if (layouts.count(x)) assign(op, y, layouts[x]);
+      if (layouts.count(y)) assign(op, x, layouts[y]);
+    } else {
+      Value full = tx.getRank() == 2 ? x : y, rows = tx.getRank() == 2 ? y : x;
+      if (layouts.count(full)) {
+        AccLayout l = layouts[full];
+        assign(op, rows, l);
+      } else if (layouts.count(rows)) {
+        assign(op, full, layouts[rows]);
+      }
+    }
+  }
+
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    Builder b(&getContext());
+    f.walk([&](tile::GemmOp g) {
+      auto c = cast<tile::TileType>(g.getC().getType());
+      auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
+      auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
+      if (!instr || !grid) {
+        g.emitOpError() << "has no matrix instruction; run tilec-select-matrix-instr first";
+        failedFlag = true;
+        return;
+      }
+      assign(g, g.getC(), {instr, grid, b.getDenseI64ArrayAttr(c.getShape())});
+    });
+    do {
+      changed = false;
+      f.walk([&](Operation *op) {
+        if (auto m = dyn_cast<tile::MapOp>(op)) {
+          for (Value in : m.getInputs()) {
+            auto it = cast<tile::TileType>(in.getType());
+            if (it.getRank() == 1 && m.getBroadcastCols() &&
+                cast<tile::TileType>(m.getDest().getType()).getRank() == 2)
+              continue; // column vectors get no accumulator layout
+            relate(op, m.getDest(), in);
+          }
+        } else if (auto r = dyn_cast<tile::ReduceOp>(op)) {
+          if (r.getAxis() == 1)
+            relate(op, r.getSource(), r.getDest());
+        } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
+          relate(op, c.getSource(), c.getDest());
+        }
+      });
+    } while (changed && !failedFlag);
+
+    f.walk([&](tile::AllocOp a) {
+      tile::TileType t = a.getType();
+      if (!t.isReg())
+        return;
+      auto it = layouts.find(a.getResult());
+      if (it == layouts.end()) {
+        a.emitOpError() << "register tile '" << a.displayName()
+                        << "' gets no layout: it is not connected to a tile.gemm accumulator "
+                           "(only accumulator layouts and their row vectors are supported yet)";
+        failedFlag = true;
+        return;
+      }
+      a->setAttr(pattr::kLayout, b.getStringAttr(t.getRank() == 2 ? "acc" : "rows"));
+      a->setAttr(pattr::kInstr, it->second.instr);
+      a->setAttr(pattr::kWaveGrid, it->second.waveGrid);
+      a->setAttr(pattr::kParentShape, it->second.parentShape);
+    });
+    if (failedFlag)
+      signalPassFailure();
+  }
+};
+
+} // namespace

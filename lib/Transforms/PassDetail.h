@@ -1,0 +1,32 @@
+// Shared helpers of the tilec passes (not part of any public interface).
+#pragma once
+
+#include "Dialect/Tile/TileDialect.h"
+#include "Target/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include <optional>
+
+namespace tilec {
+
+/// The tile element type as a target ElemType, if it is one.
+std::optional<ElemType> toElemType(mlir::Type t);
+
+/// Number of waves per workgroup of a kernel (`tile.num_waves`, default 4).
+int numWavesOf(mlir::func::FuncOp f);
+
+/// The alloc that defines a tile value, or null (e.g. a block argument).
+tile::AllocOp allocOf(mlir::Value tile);
+
+/// Attribute names written by the target passes.
+namespace pattr {
+inline constexpr const char *kInstr = "instr";
+inline constexpr const char *kWaveGrid = "wave_grid";
+inline constexpr const char *kLayout = "layout";
+inline constexpr const char *kParentShape = "parent_shape";
+inline constexpr const char *kOffset = "offset";
+inline constexpr const char *kRowStride = "row_stride";
+inline constexpr const char *kScratchOffset = "scratch_offset";
+} // namespace pattr
+
+} // namespace tilec

@@ -1,0 +1,34 @@
+#include "Transforms/Passes.h"
+
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace tilec {
+
+void buildTilecPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createTilecSelectMatrixInstr(TilecSelectMatrixInstrOptions{options.arch}));
+  fpm.addPass(createTilecInferLayouts());
+  fpm.addPass(createTilecAllocateLDS(TilecAllocateLDSOptions{options.arch}));
+  fpm.addPass(createTilecInsertBarriers());
+}
+
+namespace {
+struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
+  Option<std::string> arch{*this, "arch", llvm::cl::desc("target architecture"),
+                           llvm::cl::init("gfx942")};
+};
+} // namespace
+
+void registerAllTilecPasses() {
+  registerTilecPasses();
+  PassPipelineRegistration<PipelineCLOptions>(
+      "tilec-pipeline", "The tile -> target pipeline (as run by tilec and the JIT API)",
+      [](OpPassManager &pm, const PipelineCLOptions &o) {
+        buildTilecPipeline(pm, PipelineOptions{o.arch});
+      });
+}
+
+} // namespace tilec
