@@ -32,8 +32,7 @@ struct CompileOptions {
   std::string cacheDir;         ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec
 };
 
-/// One grid axis: ceil(extent / tile), where extent is dimension `axis` of
-/// kernel argument `arg`, or the constant `tile` itself when arg == -1... see GridDim.
+/// The launch grid: one GridDim per axis (see tilec/dsl.hpp).
 using GridSpec = std::vector<GridDim>;
 
 struct CompiledKernel {
@@ -54,6 +53,9 @@ Result<CompiledKernel> compile(const Kernel &kernel, const CompileOptions &opts 
 /// text in diagnostics (e.g. the file name).
 Result<CompiledKernel> compileTileIR(const std::string &mlir, const CompileOptions &opts = {},
                                      const std::string &bufferName = "<tile-ir>");
+
+/// Disassembly of a compiled kernel's code object (as llvm-objdump -d prints it).
+std::string disassemble(const CompiledKernel &kernel);
 
 /// The device prelude handed to the JIT compiler as "tilec_prelude.h".
 const std::string &devicePrelude();

@@ -21,6 +21,7 @@
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -28,7 +29,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <mutex>
 
@@ -162,11 +165,17 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
   // 1. The driver plans the jobs.
   std::string archFlag = "--offload-arch=" + request.target->arch;
   std::string includeFlag = ("-I" + kVirtualDir).str();
+  // The compilation-unit id names a symbol (__hip_cuid_*) in the code object;
+  // the driver picks a random one. Derive it from the request instead, so equal
+  // requests give byte-identical code objects.
+  std::string cuidFlag =
+      "-cuid=" + llvm::utohexstr(llvm::xxh3_64bits(request.kernelName + "\n" + request.source),
+                                 /*LowerCase=*/true);
   std::vector<const char *> args = {"clang",     "-x",          "hip",
                                     archFlag.c_str(), "--offload-device-only",
                                     "--no-gpu-bundle-output",   "-nogpulib",
                                     "-nogpuinc", "-resource-dir", TILEC_CLANG_RESOURCE_DIR,
-                                    includeFlag.c_str()};
+                                    includeFlag.c_str(), cuidFlag.c_str()};
   for (const char *opt : kDefaultOptions)
     args.push_back(opt);
   for (const std::string &opt : request.options)
@@ -191,8 +200,8 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
     const llvm::opt::ArgStringList &jobArgs = job.getArguments();
     if (!jobArgs.empty() && llvm::StringRef(jobArgs.front()) == "-cc1")
       cc1Job = &job;
-    else if (job.getCreator().isLinkJob())
-      linkJob = &job;
+    else if (llvm::sys::path::filename(job.getExecutable()).contains("lld"))
+      linkJob = &job;  // AMDGCN::Linker: lld -flavor gnu
   }
   if (!cc1Job || !linkJob || cc1Job->getOutputFilenames().size() != 1)
     return compileError(request, "plan the compile of",
@@ -214,6 +223,7 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
   clang::TextDiagnosticPrinter printer(logOS, &invocation->getDiagnosticOpts());
   instance.createDiagnostics(&printer, /*ShouldOwnClient=*/false);
   instance.createFileManager(fs);
+  instance.setVerboseOutputStream(logOS);  // "N errors generated" goes to the log
   llvm::SmallString<0> object;
   instance.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
   clang::EmitObjAction action;

@@ -226,7 +226,7 @@ std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
       llvm::StringRef trimmed = llvm::StringRef(line).trim();
       os << "\t" << trimmed;
       os.indent(trimmed.size() < 56 ? 56 - trimmed.size() : 1);
-      os << "// " << llvm::format_hex_no_prefix(address, 12) << ":";
+      os << "// " << llvm::format_hex_no_prefix(address, 12, /*Upper=*/true) << ":";
       for (uint64_t w = 0; w + 4 <= size; w += 4)
         os << " "
            << llvm::format_hex_no_prefix(
@@ -265,7 +265,7 @@ llvm::Error readKernelMetadata(const llvm::object::ELF64LEObjectFile &object,
       llvm::msgpack::DocNode &root = out.document.getRoot();
       if (!root.isMap())
         return llvm::createStringError("AMDGPU metadata is not a map");
-      auto kernels = root.getMap().find(".amdhsa.kernels");
+      auto kernels = root.getMap().find("amdhsa.kernels");
       if (kernels == root.getMap().end() || !kernels->second.isArray() ||
           kernels->second.getArray().empty() || !kernels->second.getArray()[0].isMap())
         return llvm::createStringError("AMDGPU metadata lists no kernel");

@@ -60,10 +60,13 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     if (et)
       instrs = target.instrsFor(*et);
     if (instrs.empty()) {
-      std::string avail;
+      std::vector<std::string_view> types;
       for (const MatrixInstr &mi : target.matrixInstrs)
-        if (avail.find(elemTypeName(mi.aType)) == std::string::npos)
-          avail += (avail.empty() ? "" : ", ") + std::string(elemTypeName(mi.aType));
+        if (llvm::find(types, elemTypeName(mi.aType)) == types.end())
+          types.push_back(elemTypeName(mi.aType));
+      std::string avail;
+      for (std::string_view t : types)
+        avail += (avail.empty() ? "" : ", ") + std::string(t);
       return g.emitOpError() << "element type " << a.getElementType() << " cannot be multiplied on "
                              << target.arch << ": no matrix instruction for it (supported: "
                              << avail << ")";

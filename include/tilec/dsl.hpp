@@ -1,0 +1,37 @@
+// tilec DSL: write a GPU kernel as a C++ function over tiles.
+//
+// A KernelBuilder records the kernel as it runs and renders it as text in the
+// MLIR `tile` dialect, which the compiler (tilec::compile) parses. Problem sizes
+// are run-time values (tensor dims); tile shapes are compile-time constants of
+// the generated kernel. Every call records its C++ file:line, which becomes the
+// op's MLIR location; misuse is reported eagerly as the kernel's error.
+//
+//   using namespace tilec;
+//   using namespace tilec::dsl;
+//   KernelBuilder kb("scale_rows", {.numWaves = 4});
+//   Tensor X = kb.tensor("X", DType::f32, 2);
+//   Tensor Y = kb.tensor("Y", DType::f32, 2);
+//   Scalar s = kb.scalarF32("s");
+//   kb.grid({GridExtent::ceilDiv(X, 0, 64)});
+//   Index row = kb.blockId(0) * 64;
+//   Tile x = kb.regTile("x", {64, 128}, DType::f32);
+//   kb.forLoop(0, cdiv(X.dim(1), 128), 1, [&](Index j) {
+//     kb.load(X, {row, j * 128}, x);    // x[64,128] = X[row:, j*128:]
+//     kb.scale(x, x, s);                // x *= s
+//     kb.store(x, Y, {row, j * 128});
+//   });
+//   Kernel k = kb.finish();
+//   if (!k.ok()) fprintf(stderr, "%s\n", k.error().c_str());
+//
+// Vocabulary (ThunderKittens-style: global tensors, LDS tiles, register tiles):
+//   data movement  load / gather (global -> tile), store (tile -> global), copy (tile -> tile)
+//   compute        gemm, map (elementwise, with row/column broadcast), reduce, fill
+//   index math     Index + - * / %, cdiv, min, max (unsigned; constants fold and dedupe)
+//   control        forLoop (scf.for, with a software-pipelining depth), blockId, grid
+//
+// Public header: standard library only, never MLIR or LLVM; throws nothing.
+#pragma once
+
+#include "tilec/dsl/builder.hpp"
+#include "tilec/dsl/dtype.hpp"
+#include "tilec/dsl/kernel.hpp"

@@ -1,0 +1,1284 @@
+// tilec DSL: KernelBuilder and the values a kernel is written with
+// (Tensor, Tile, Index, Scalar). See tilec/dsl.hpp for an overview.
+//
+// Standard library only (public header, house rule 7); no exceptions are thrown,
+// so code built with -fno-exceptions can use it.
+#pragma once
+
+#include "tilec/dsl/dtype.hpp"
+#include "tilec/dsl/kernel.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tilec::dsl {
+
+/// Where a DSL call was written. Every DSL entry point takes one as its last
+/// parameter, defaulted to the caller's file and line; it becomes the op's
+/// MLIR location and the prefix of DSL error messages.
+struct SourceLoc {
+  const char *file;
+  int line;
+  SourceLoc(const char *file = __builtin_FILE(), int line = __builtin_LINE())
+      : file(file), line(line) {}
+};
+
+/// Where a tile lives: LDS (shared by the workgroup) or the workgroup's registers.
+enum class Space { lds, reg };
+
+/// Elementwise functions of `tile.map` (same names as the dialect's MapFn).
+enum class MapFn {
+  // unary: dst = f(src)
+  copy, // converts between element types
+  neg, exp, exp2, log, recip, relu, silu, sigmoid, gelu_tanh,
+  scale,      // src * scalar
+  add_scalar, // src + scalar
+  // binary: dst = f(lhs, rhs)
+  add, sub, mul, div, max, min,
+  sub_exp2 // exp2(lhs - rhs): online-softmax rescaling
+};
+
+enum class ReduceKind { sum, max, min };
+
+/// How a rank-1 right-hand side of a binary map spreads over a rank-2 tile.
+enum class Broadcast {
+  PerRow,    ///< one value per row (length = rows), as a row reduction gives
+  PerColumn, ///< one value per column (length = cols), e.g. a bias
+};
+
+struct KernelOptions {
+  int numWaves = 4; ///< wavefronts per workgroup, 1..16
+};
+struct GemmOptions {
+  bool transposeB = false; ///< B is given as N x K (e.g. K of attention)
+};
+struct MapOptions {
+  Broadcast broadcast = Broadcast::PerRow;
+};
+struct ReduceOptions {
+  int axis = 1;            ///< 1: one value per row; 0: one value per column
+  bool accumulate = false; ///< the destination's old values take part (m = max(m, rowmax(s)))
+};
+struct LoopOptions {
+  int numStages = 1;       ///< software-pipelining depth (tile.num_stages), 1..8
+  std::string name = "iv"; ///< name of the induction variable in the IR
+};
+
+inline const char *spaceName(Space s) { return s == Space::lds ? "lds" : "reg"; }
+
+inline const char *mapFnName(MapFn fn) {
+  switch (fn) {
+  case MapFn::copy: return "copy";
+  case MapFn::neg: return "neg";
+  case MapFn::exp: return "exp";
+  case MapFn::exp2: return "exp2";
+  case MapFn::log: return "log";
+  case MapFn::recip: return "recip";
+  case MapFn::relu: return "relu";
+  case MapFn::silu: return "silu";
+  case MapFn::sigmoid: return "sigmoid";
+  case MapFn::gelu_tanh: return "gelu_tanh";
+  case MapFn::scale: return "scale";
+  case MapFn::add_scalar: return "add_scalar";
+  case MapFn::add: return "add";
+  case MapFn::sub: return "sub";
+  case MapFn::mul: return "mul";
+  case MapFn::div: return "div";
+  case MapFn::max: return "max";
+  case MapFn::min: return "min";
+  case MapFn::sub_exp2: return "sub_exp2";
+  }
+  return "?";
+}
+
+inline bool isBinary(MapFn fn) { return fn >= MapFn::add; }
+inline bool needsScalar(MapFn fn) { return fn == MapFn::scale || fn == MapFn::add_scalar; }
+
+inline const char *reduceKindName(ReduceKind k) {
+  switch (k) {
+  case ReduceKind::sum: return "sum";
+  case ReduceKind::max: return "max";
+  case ReduceKind::min: return "min";
+  }
+  return "?";
+}
+
+class KernelBuilder;
+class Tensor;
+namespace detail {
+struct State;
+} // namespace detail
+
+/// An `index` value: a constant (integers convert implicitly) or an SSA value of
+/// the kernel (block ids, tensor sizes, loop variables, arithmetic on those).
+/// Index values are sizes and offsets: arithmetic is unsigned (arith.*ui).
+/// Arithmetic on two constants folds; constants are emitted once per value.
+class Index {
+public:
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Index(T value) : const_(static_cast<int64_t>(value)) {}
+
+  bool isConstant() const { return id_ < 0; }
+  /// The value of a constant Index (0 for SSA values).
+  int64_t constant() const { return isConstant() ? const_ : 0; }
+
+private:
+  friend struct detail::State;
+  friend class KernelBuilder;
+  friend class Tensor;
+  Index(detail::State *state, int id) : state_(state), id_(id) {}
+
+  detail::State *state_ = nullptr;
+  int id_ = -1; ///< value number in state_, -1 for a constant
+  int64_t const_ = 0;
+};
+
+Index operator+(const Index &a, const Index &b);
+Index operator-(const Index &a, const Index &b);
+Index operator*(const Index &a, const Index &b);
+/// Unsigned floor division and remainder (arith.divui / arith.remui).
+Index operator/(const Index &a, const Index &b);
+Index operator%(const Index &a, const Index &b);
+/// ceil(a / b) (arith.ceildivui): the number of b-sized tiles covering a.
+Index cdiv(const Index &a, const Index &b, SourceLoc loc = {});
+Index min(const Index &a, const Index &b, SourceLoc loc = {});
+Index max(const Index &a, const Index &b, SourceLoc loc = {});
+
+/// One grid axis, given to KernelBuilder::grid.
+class GridExtent {
+public:
+  /// ceil(dim `axis` of `t` / tile) workgroups.
+  static GridExtent ceilDiv(const Tensor &t, int axis, int64_t tile);
+  /// A constant number of workgroups.
+  static GridExtent fixed(int64_t count) { return GridExtent(nullptr, kConstant, 0, count); }
+
+private:
+  friend class KernelBuilder;
+  GridExtent(detail::State *state, int tensor, int axis, int64_t tile)
+      : state_(state), tensor_(tensor), axis_(axis), tile_(tile) {}
+  static constexpr int kConstant = -1, kNoTensor = -2;
+  detail::State *state_;
+  int tensor_; ///< kConstant: the extent is `tile_`; kNoTensor: an invalid Tensor was given
+  int axis_;
+  int64_t tile_;
+};
+
+/// A global tensor argument of the kernel: row-major, run-time sizes.
+class Tensor {
+public:
+  Tensor() = default;
+  /// Size of dimension `axis` (memref.dim).
+  Index dim(int axis, SourceLoc loc = {}) const;
+
+  bool valid() const { return state_ != nullptr && id_ >= 0; }
+  const std::string &name() const;
+  DType dtype() const;
+  int rank() const;
+
+private:
+  friend class KernelBuilder;
+  friend class GridExtent;
+  friend struct detail::State;
+  Tensor(detail::State *state, int id) : state_(state), id_(id) {}
+  detail::State *state_ = nullptr;
+  int id_ = -1;
+};
+
+/// A statically shaped tile in LDS or registers. Tiles live for the whole
+/// kernel (they are allocated at its entry wherever they are declared).
+class Tile {
+public:
+  Tile() = default;
+
+  bool valid() const { return state_ != nullptr && id_ >= 0; }
+  const std::string &name() const;
+  const std::vector<int64_t> &shape() const;
+  DType dtype() const;
+  Space space() const;
+  int rank() const { return static_cast<int>(shape().size()); }
+  int64_t rows() const { return shape().empty() ? 0 : shape()[0]; }
+  int64_t cols() const { return shape().size() > 1 ? shape()[1] : 1; }
+
+private:
+  friend class KernelBuilder;
+  friend struct detail::State;
+  Tile(detail::State *state, int id) : state_(state), id_(id) {}
+  detail::State *state_ = nullptr;
+  int id_ = -1;
+};
+
+/// A run-time f32 scalar argument (e.g. a softmax scale).
+class Scalar {
+public:
+  Scalar() = default;
+  bool valid() const { return state_ != nullptr && id_ >= 0; }
+
+private:
+  friend class KernelBuilder;
+  Scalar(detail::State *state, int id) : state_(state), id_(id) {}
+  detail::State *state_ = nullptr;
+  int id_ = -1;
+};
+
+//===----------------------------------------------------------------------===//
+// Implementation details: the recorded kernel.
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+/// Shortest decimal that reads back as `v`, in MLIR float syntax; non-finite
+/// values as the hexadecimal bit pattern MLIR accepts for f64.
+inline std::string formatF64(double v) {
+  if (!std::isfinite(v)) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(bits));
+    return buf;
+  }
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  std::string s = buf;
+  std::replace(s.begin(), s.end(), ',', '.'); // a decimal-comma locale
+  size_t e = s.find('e');
+  if (s.find('.') == std::string::npos)
+    s.insert(e == std::string::npos ? s.size() : e, ".0");
+  return s;
+}
+
+/// An MLIR string literal.
+inline std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "\\%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+inline bool isIdentifier(const std::string &s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+    return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return true;
+}
+
+inline std::string shapeStr(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+inline std::string memrefType(DType t, int rank) {
+  std::string s = "memref<";
+  for (int i = 0; i < rank; ++i)
+    s += "?x";
+  return s + mlirTypeName(t) + ">";
+}
+
+struct TileInfo {
+  std::string name, ssa;
+  std::vector<int64_t> shape;
+  DType dtype;
+  Space space;
+  int rank() const { return static_cast<int>(shape.size()); }
+  /// "128x32xbf16 (lds)", as the dialect's verifier writes tiles.
+  std::string str() const {
+    return shapeStr(shape) + "x" + mlirTypeName(dtype) + " (" + spaceName(space) + ")";
+  }
+  std::string type() const {
+    return "!tile.tile<" + shapeStr(shape) + "x" + mlirTypeName(dtype) + ", " + spaceName(space) + ">";
+  }
+};
+
+struct TensorInfo {
+  std::string name, ssa;
+  DType dtype;
+  int rank;
+  int arg; ///< position in the kernel signature
+  std::string type() const { return memrefType(dtype, rank); }
+  /// "A: memref<?x?xbf16>"
+  std::string str() const { return name + ": " + type(); }
+};
+
+struct ValueInfo {
+  std::string ssa;
+  int region; ///< where it is defined: 0 = function body, else a loop body
+};
+
+/// One line of IR. `loc` indexes State::locs; kPendingLoc: the next located
+/// DSL call (the one consuming the value) gives it; kNoLoc: printed without.
+struct Line {
+  std::string text;
+  int depth;
+  int loc;
+};
+constexpr int kPendingLoc = -1;
+constexpr int kNoLoc = -2;
+
+struct State {
+  std::string name;
+  int numWaves = 4;
+  int funcLoc = 0;
+  bool finished = false;
+
+  // Errors: the first one wins. Index operators have no location of their own;
+  // their errors wait for the next located call (`pendingError`).
+  bool failed = false;
+  std::string error;
+  std::string pendingError;
+
+  // The call being recorded (see Call).
+  bool inCall = false;
+  int cur = kPendingLoc;
+
+  std::vector<std::pair<std::string, int>> locs;
+  std::vector<Line> lines;
+  std::vector<int> pendingLines;
+
+  std::vector<KernelArg> args;
+  std::vector<std::string> argSsa;
+  std::vector<TensorInfo> tensors;
+  std::vector<TileInfo> tiles;
+  std::vector<ValueInfo> values;
+  std::vector<std::string> scalars; ///< SSA names of f32 scalar arguments
+
+  // The entry block: constants, casts of i32 arguments, block ids, tensor
+  // sizes and tile allocations, each emitted once, then the body.
+  std::map<int64_t, int> constValue, constLine;
+  std::vector<int> castLines;
+  std::map<int, int> blockIdValue, blockIdLine, blockIdLoc;
+  std::map<std::pair<int, int>, int> dimValue;
+  std::vector<int> dimLines, allocLines, body;
+
+  std::vector<int> regions{0}; ///< loop bodies open now, innermost last
+  int nextRegion = 1;
+  std::set<std::string> names;
+  int nextTemp = 0;
+
+  bool gridSet = false;
+  std::vector<GridDim> grid;
+
+  int addLoc(const SourceLoc &l) {
+    locs.emplace_back(l.file ? l.file : "<unknown>", l.line);
+    return static_cast<int>(locs.size()) - 1;
+  }
+  std::string where(int loc) const {
+    return locs[loc].first + ":" + std::to_string(locs[loc].second);
+  }
+  std::string locStr(int loc) const {
+    return "loc(" + quote(locs[loc].first) + ":" + std::to_string(locs[loc].second) + ":1)";
+  }
+
+  /// Start of a located DSL call: values computed since the last one (index
+  /// arithmetic, constants) take this call's location, and so does a pending error.
+  void begin(const SourceLoc &l) {
+    cur = addLoc(l);
+    inCall = true;
+    for (int i : pendingLines)
+      lines[i].loc = cur;
+    pendingLines.clear();
+    if (!pendingError.empty() && !failed) {
+      failed = true;
+      error = where(cur) + ": " + pendingError;
+    }
+    pendingError.clear();
+  }
+
+  /// Records a misuse by `op` (the IR op or DSL call it concerns).
+  void report(const std::string &op, const std::string &msg) {
+    if (failed || finished)
+      return;
+    if (inCall) {
+      failed = true;
+      error = where(cur) + ": " + op + ": " + msg;
+    } else if (pendingError.empty()) {
+      pendingError = op + ": " + msg;
+    }
+  }
+
+  int addLine(std::string text) {
+    int loc = inCall ? cur : kPendingLoc;
+    lines.push_back({std::move(text), static_cast<int>(regions.size()) - 1, loc});
+    int i = static_cast<int>(lines.size()) - 1;
+    if (loc == kPendingLoc)
+      pendingLines.push_back(i);
+    return i;
+  }
+
+  /// A fresh SSA name (without '%') from `base`, sanitised to [A-Za-z0-9_].
+  std::string uniqueName(const std::string &base) {
+    std::string s;
+    for (char c : base)
+      s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+      s = "v" + s;
+    std::string name = s;
+    for (int n = 1; names.count(name); ++n)
+      name = s + "_" + std::to_string(n);
+    names.insert(name);
+    return name;
+  }
+  std::string temp() { return uniqueName("i" + std::to_string(nextTemp++)); }
+
+  int addValue(std::string ssa, int region) {
+    values.push_back({std::move(ssa), region});
+    return static_cast<int>(values.size()) - 1;
+  }
+  Index value(int id) { return Index(this, id); }
+
+  Index constant(int64_t c) {
+    auto it = constValue.find(c);
+    if (it != constValue.end())
+      return value(it->second);
+    std::string ssa = uniqueName(c < 0 ? "c_neg" + std::to_string(c).substr(1) : "c" + std::to_string(c));
+    int id = addValue(ssa, 0);
+    constValue[c] = id;
+    constLine[c] = addLine("%" + ssa + " = arith.constant " + std::to_string(c) + " : index");
+    return value(id);
+  }
+
+  bool inScope(int region) const {
+    return std::find(regions.begin(), regions.end(), region) != regions.end();
+  }
+
+  /// The SSA operand for `ix` (materialising constants), or nullopt after a misuse.
+  std::optional<std::string> operand(const Index &ix, const std::string &op) {
+    if (ix.isConstant())
+      return "%" + values[constant(ix.const_).id_].ssa;
+    if (ix.state_ != this) {
+      report(op, "uses an index value of a different kernel");
+      return std::nullopt;
+    }
+    const ValueInfo &v = values[ix.id_];
+    if (!inScope(v.region)) {
+      report(op, "index value %" + v.ssa + " is used outside the loop body that defines it");
+      return std::nullopt;
+    }
+    return "%" + v.ssa;
+  }
+
+  /// `%r = arith.<op> %a, %b : index` in the current block.
+  Index arith(const char *op, const Index &a, const Index &b) {
+    std::string opName = std::string("arith.") + op;
+    auto x = operand(a, opName), y = operand(b, opName);
+    if (!x || !y)
+      return Index(0);
+    std::string ssa = temp();
+    int region = regions.back();
+    body.push_back(addLine("%" + ssa + " = " + opName + " " + *x + ", " + *y + " : index"));
+    return value(addValue(ssa, region));
+  }
+
+  const TileInfo *tile(const Tile &t, const std::string &op, const char *role);
+  const TensorInfo *tensor(const Tensor &t, const std::string &op, const char *role);
+
+  enum class Divides { no, yes };
+  /// a `op` b for Index operators: folded when both are constants, else one
+  /// arith op in the kernel either belongs to, located at `loc` when given.
+  static Index binary(const char *op, const Index &a, const Index &b,
+                      std::optional<int64_t> (*fold)(int64_t, int64_t), Divides divides,
+                      const SourceLoc *loc);
+};
+
+/// Scope of one located DSL call on `state`.
+class Call {
+public:
+  Call(State *state, const SourceLoc &loc)
+      : state_(state), outerInCall_(state->inCall), outerLoc_(state->cur) {
+    state_->begin(loc);
+  }
+  ~Call() {
+    state_->inCall = outerInCall_;
+    state_->cur = outerLoc_;
+  }
+  Call(const Call &) = delete;
+  Call &operator=(const Call &) = delete;
+
+private:
+  State *state_;
+  bool outerInCall_;
+  int outerLoc_;
+};
+
+} // namespace detail
+
+//===----------------------------------------------------------------------===//
+// KernelBuilder
+//===----------------------------------------------------------------------===//
+
+/// Records a kernel. Each call appends tile IR; misuse (shape mismatches, wrong
+/// index counts, ...) is detected at the call and kept as the kernel's error
+/// ("file:line: tile.gemm: shape mismatch: ..."); once there is an error, the
+/// kernel is not ok() and later misuse is not reported.
+class KernelBuilder {
+public:
+  explicit KernelBuilder(std::string name, KernelOptions options = {}, SourceLoc loc = {})
+      : state_(std::make_unique<detail::State>()) {
+    detail::State &s = *state_;
+    s.name = std::move(name);
+    s.numWaves = options.numWaves;
+    detail::Call call(&s, loc);
+    s.funcLoc = s.cur;
+    if (!detail::isIdentifier(s.name))
+      s.report("func.func", "kernel name '" + s.name +
+                                "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*); it becomes the code "
+                                "object's symbol");
+    else if (options.numWaves < 1 || options.numWaves > 16)
+      s.report("func.func", "numWaves must be in [1, 16], got " + std::to_string(options.numWaves));
+  }
+  KernelBuilder(const KernelBuilder &) = delete;
+  KernelBuilder &operator=(const KernelBuilder &) = delete;
+  KernelBuilder(KernelBuilder &&) = default;
+  KernelBuilder &operator=(KernelBuilder &&) = default;
+
+  //--- Arguments ------------------------------------------------------------
+
+  /// A global tensor argument of rank 1 or 2 (`memref<?x?xT>`).
+  Tensor tensor(const std::string &name, DType dtype, int rank, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    if (rank < 1 || rank > 2)
+      s.report("tensor", "tensor '" + name + "' must have rank 1 or 2, got " + std::to_string(rank));
+    std::string ssa = addArg(name, ArgKind::Tensor, dtype, rank);
+    s.tensors.push_back({name, ssa, dtype, rank, static_cast<int>(s.args.size()) - 1});
+    return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
+  }
+  /// A run-time f32 scalar argument.
+  Scalar scalarF32(const std::string &name, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    s.scalars.push_back(addArg(name, ArgKind::F32, DType::f32, 0));
+    return Scalar(&s, static_cast<int>(s.scalars.size()) - 1);
+  }
+  /// A run-time `index` scalar argument (a size such as a sequence length).
+  Index scalarIndex(const std::string &name, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    std::string ssa = addArg(name, ArgKind::Index, DType::i32, 0);
+    return s.value(s.addValue(ssa, 0));
+  }
+  /// A run-time i32 scalar argument, used as an index (arith.index_cast).
+  Index scalarI32(const std::string &name, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    std::string arg = addArg(name, ArgKind::I32, DType::i32, 0);
+    std::string ssa = s.uniqueName(arg + "_index");
+    s.castLines.push_back(
+        s.addLine("%" + ssa + " = arith.index_cast %" + arg + " : i32 to index"));
+    return s.value(s.addValue(ssa, 0));
+  }
+
+  //--- Launch grid ----------------------------------------------------------
+
+  /// The launch grid, 1 to 3 axes (axis 0 is blockId(0)). Without a call to
+  /// grid() the kernel runs as one workgroup.
+  void grid(const std::vector<GridExtent> &extents, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    if (s.gridSet)
+      return s.report("grid", "the grid is already set");
+    if (extents.empty() || extents.size() > 3)
+      return s.report("grid", "a grid has 1 to 3 axes, got " + std::to_string(extents.size()));
+    std::vector<GridDim> dims;
+    for (const GridExtent &e : extents) {
+      std::string which = "grid axis " + std::to_string(dims.size());
+      if (e.tile_ < 1)
+        return s.report("grid", which + ": tile must be >= 1, got " + std::to_string(e.tile_));
+      if (e.tensor_ == GridExtent::kConstant) {
+        dims.push_back({-1, 0, e.tile_});
+        continue;
+      }
+      if (e.tensor_ == GridExtent::kNoTensor || e.state_ != &s)
+        return s.report("grid", which + " refers to a tensor of a different kernel");
+      const detail::TensorInfo &t = s.tensors[e.tensor_];
+      if (e.axis_ < 0 || e.axis_ >= t.rank)
+        return s.report("grid", which + ": tensor " + t.str() + " has no dimension " +
+                                    std::to_string(e.axis_));
+      dims.push_back({t.arg, e.axis_, e.tile_});
+    }
+    s.grid = dims;
+    s.gridSet = true;
+  }
+
+  /// This workgroup's index along grid axis 0, 1 or 2 (tile.block_id).
+  Index blockId(int axis, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    if (axis < 0 || axis > 2) {
+      s.report("tile.block_id", "grid axis must be 0, 1 or 2, got " + std::to_string(axis));
+      return Index(0);
+    }
+    auto it = s.blockIdValue.find(axis);
+    if (it != s.blockIdValue.end())
+      return s.value(it->second);
+    std::string ssa = s.uniqueName("bid" + std::to_string(axis));
+    s.blockIdLine[axis] = s.addLine("%" + ssa + " = tile.block_id " + std::to_string(axis) + " : index");
+    s.blockIdLoc[axis] = s.cur;
+    int id = s.addValue(ssa, 0);
+    s.blockIdValue[axis] = id;
+    return s.value(id);
+  }
+
+  //--- Tiles ----------------------------------------------------------------
+
+  /// A tile in LDS, shared by the workgroup (e.g. a staged block of A).
+  Tile ldsTile(const std::string &name, const std::vector<int64_t> &shape, DType dtype,
+               SourceLoc loc = {}) {
+    return alloc(name, shape, dtype, Space::lds, loc);
+  }
+  /// A tile spread over the workgroup's registers (e.g. an accumulator).
+  Tile regTile(const std::string &name, const std::vector<int64_t> &shape, DType dtype,
+               SourceLoc loc = {}) {
+    return alloc(name, shape, dtype, Space::reg, loc);
+  }
+
+  //--- Data movement --------------------------------------------------------
+
+  /// Every element of `dst` = value (e.g. -inf for a running max).
+  void fill(const Tile &dst, double value, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const detail::TileInfo *t = s.tile(dst, "tile.fill", "destination");
+    if (!t)
+      return;
+    s.body.push_back(s.addLine("tile.fill %" + t->ssa + ", " + detail::formatF64(value) + " : " +
+                               t->type()));
+  }
+
+  /// dst[i][j] = src[at[0] + i][at[1] + j]; reads outside `src` give 0. No conversion.
+  void load(const Tensor &src, const std::vector<Index> &at, const Tile &dst, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.load";
+    const detail::TensorInfo *x = s.tensor(src, op, "source");
+    const detail::TileInfo *t = s.tile(dst, op, "destination");
+    if (!x || !t || !checkWindow(op, *x, at.size(), *t))
+      return;
+    if (t->dtype != x->dtype)
+      return s.report(op, "element type of tile " + t->str() + " differs from tensor " + x->str() +
+                              " (load does not convert: load into a " + mlirTypeName(x->dtype) +
+                              " tile, then copy)");
+    auto idx = operands(at, op);
+    if (!idx)
+      return;
+    s.body.push_back(s.addLine(std::string(op) + " %" + x->ssa + "[" + *idx + "] -> %" + t->ssa +
+                               " : " + x->type() + ", " + t->type()));
+  }
+
+  /// dst[r][j] = src[ids[idsOffset + r]][col + j]: rows chosen through an i32
+  /// index tensor (MoE token permutation). Negative or out-of-range ids, and
+  /// positions past the end of `ids`, read as 0.
+  void gather(const Tensor &src, const Tensor &ids, const Index &idsOffset, const Index &col,
+              const Tile &dst, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.gather";
+    const detail::TensorInfo *x = s.tensor(src, op, "source");
+    const detail::TensorInfo *d = s.tensor(ids, op, "ids");
+    const detail::TileInfo *t = s.tile(dst, op, "destination");
+    if (!x || !d || !t)
+      return;
+    if (x->rank != 2 || t->rank() != 2)
+      return s.report(op, "gathers rows of a rank-2 tensor into a rank-2 tile, got " + x->str() +
+                              " and " + t->str());
+    if (d->rank != 1 || d->dtype != DType::i32)
+      return s.report(op, "ids must be a rank-1 i32 tensor, got " + d->str());
+    if (t->dtype != x->dtype)
+      return s.report(op, "element type of tile " + t->str() + " differs from tensor " + x->str());
+    auto off = s.operand(idsOffset, op);
+    auto c = s.operand(col, op);
+    if (!off || !c)
+      return;
+    s.body.push_back(s.addLine(std::string(op) + " %" + x->ssa + "[%" + d->ssa + "[" + *off + "], " +
+                               *c + "] -> %" + t->ssa + " : " + x->type() + ", " + d->type() + ", " +
+                               t->type()));
+  }
+
+  /// dst[at[0] + i][at[1] + j] = src[i][j], converted to dst's element type;
+  /// writes outside `dst` are dropped.
+  void store(const Tile &src, const Tensor &dst, const std::vector<Index> &at, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.store";
+    const detail::TileInfo *t = s.tile(src, op, "source");
+    const detail::TensorInfo *x = s.tensor(dst, op, "destination");
+    if (!x || !t || !checkWindow(op, *x, at.size(), *t))
+      return;
+    auto idx = operands(at, op);
+    if (!idx)
+      return;
+    s.body.push_back(s.addLine(std::string(op) + " %" + t->ssa + " -> %" + x->ssa + "[" + *idx +
+                               "] : " + t->type() + ", " + x->type()));
+  }
+
+  /// dst = src between LDS and registers (same shape), converting the element type.
+  void copy(const Tile &src, const Tile &dst, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.copy";
+    const detail::TileInfo *a = s.tile(src, op, "source");
+    const detail::TileInfo *b = s.tile(dst, op, "destination");
+    if (!a || !b)
+      return;
+    if (a->shape != b->shape)
+      return s.report(op, "copies between tiles of different shapes: " + a->str() + " -> " + b->str());
+    if (a->space == Space::lds && b->space == Space::lds)
+      return s.report(op, "copies LDS to LDS (" + a->str() + " -> " + b->str() +
+                              "); one side must be a register tile");
+    s.body.push_back(s.addLine(std::string(op) + " %" + a->ssa + " -> %" + b->ssa + " : " + a->type() +
+                               ", " + b->type()));
+  }
+
+  //--- Compute --------------------------------------------------------------
+
+  /// C[M,N] += A[M,K] @ B[K,N] (B given as [N,K] with transposeB); A and B share
+  /// an element type; C is an f32 register tile.
+  void gemm(const Tile &a, const Tile &b, const Tile &c, GemmOptions options = {},
+            SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.gemm";
+    const detail::TileInfo *ta = s.tile(a, op, "A");
+    const detail::TileInfo *tb = s.tile(b, op, "B");
+    const detail::TileInfo *tc = s.tile(c, op, "C");
+    if (!ta || !tb || !tc)
+      return;
+    bool tr = options.transposeB;
+    std::string operandsStr =
+        "A " + ta->str() + (tr ? " * B^T " : " * B ") + tb->str() + " does not give C " + tc->str();
+    if (ta->rank() != 2 || tb->rank() != 2 || tc->rank() != 2)
+      return s.report(op, "needs rank-2 tiles: " + operandsStr);
+    int64_t k = ta->shape[1], kb = tr ? tb->shape[1] : tb->shape[0];
+    int64_t n = tr ? tb->shape[0] : tb->shape[1];
+    if (k != kb || tc->shape[0] != ta->shape[0] || tc->shape[1] != n)
+      return s.report(op, "shape mismatch: " + operandsStr);
+    if (ta->dtype != tb->dtype)
+      return s.report(op, "A and B element types differ: A " + ta->str() + ", B " + tb->str());
+    if (tc->space != Space::reg || tc->dtype != DType::f32)
+      return s.report(op, "accumulator C must be an f32 register tile, got " + tc->str());
+    s.body.push_back(s.addLine(std::string(op) + " %" + ta->ssa + ", %" + tb->ssa + ", %" + tc->ssa +
+                               (tr ? " {transpose_b}" : "") + " : " + ta->type() + ", " + tb->type() +
+                               ", " + tc->type()));
+  }
+
+  /// dst = fn(src) for a unary MapFn (not scale / add_scalar: see scale(), addScalar()).
+  void map(MapFn fn, const Tile &dst, const Tile &src, SourceLoc loc = {}) {
+    detail::Call call(state_.get(), loc);
+    if (isBinary(fn) || needsScalar(fn))
+      return state_->report("tile.map", std::string("'") + mapFnName(fn) + "' is not a unary function" +
+                                            (needsScalar(fn) ? " (it takes a scalar: use scale() or addScalar())"
+                                                             : " (it takes two inputs)"));
+    emitMap(fn, dst, {src}, {}, std::nullopt, nullptr);
+  }
+  /// dst = fn(lhs, rhs) for a binary MapFn; a rank-1 rhs is broadcast per row
+  /// (default) or per column.
+  void map(MapFn fn, const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions options = {},
+           SourceLoc loc = {}) {
+    detail::Call call(state_.get(), loc);
+    if (!isBinary(fn))
+      return state_->report("tile.map", std::string("'") + mapFnName(fn) + "' is not a binary function");
+    emitMap(fn, dst, {lhs, rhs}, options, std::nullopt, nullptr);
+  }
+
+  // Named elementwise functions (each is one tile.map; dst may alias an input).
+  void convert(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::copy, dst, src, loc); }
+  void neg(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::neg, dst, src, loc); }
+  void exp(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::exp, dst, src, loc); }
+  void exp2(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::exp2, dst, src, loc); }
+  void log(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::log, dst, src, loc); }
+  void recip(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::recip, dst, src, loc); }
+  void relu(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::relu, dst, src, loc); }
+  void silu(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::silu, dst, src, loc); }
+  void sigmoid(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::sigmoid, dst, src, loc); }
+  void geluTanh(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::gelu_tanh, dst, src, loc); }
+
+  void add(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::add, dst, lhs, rhs, o, loc);
+  }
+  void sub(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::sub, dst, lhs, rhs, o, loc);
+  }
+  void mul(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::mul, dst, lhs, rhs, o, loc);
+  }
+  void div(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::div, dst, lhs, rhs, o, loc);
+  }
+  void max(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::max, dst, lhs, rhs, o, loc);
+  }
+  void min(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::min, dst, lhs, rhs, o, loc);
+  }
+  /// dst = exp2(lhs - rhs), the online-softmax rescaling (P = exp2(S - m)).
+  void subExp2(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {},
+               SourceLoc loc = {}) {
+    map(MapFn::sub_exp2, dst, lhs, rhs, o, loc);
+  }
+  /// dst = lhs + bias, one bias value per column.
+  void addBias(const Tile &dst, const Tile &lhs, const Tile &bias, SourceLoc loc = {}) {
+    map(MapFn::add, dst, lhs, bias, {Broadcast::PerColumn}, loc);
+  }
+
+  /// dst = src * factor (a compile-time constant or a run-time f32 argument).
+  void scale(const Tile &dst, const Tile &src, double factor, SourceLoc loc = {}) {
+    detail::Call call(state_.get(), loc);
+    emitMap(MapFn::scale, dst, {src}, {}, factor, nullptr);
+  }
+  void scale(const Tile &dst, const Tile &src, const Scalar &factor, SourceLoc loc = {}) {
+    detail::Call call(state_.get(), loc);
+    emitMap(MapFn::scale, dst, {src}, {}, std::nullopt, &factor);
+  }
+  /// dst = src + value.
+  void addScalar(const Tile &dst, const Tile &src, double value, SourceLoc loc = {}) {
+    detail::Call call(state_.get(), loc);
+    emitMap(MapFn::add_scalar, dst, {src}, {}, value, nullptr);
+  }
+  void addScalar(const Tile &dst, const Tile &src, const Scalar &value, SourceLoc loc = {}) {
+    detail::Call call(state_.get(), loc);
+    emitMap(MapFn::add_scalar, dst, {src}, {}, std::nullopt, &value);
+  }
+
+  /// dst = reduce(src) along rows (axis 1: one value per row) or columns (axis
+  /// 0); with accumulate, dst's old values take part.
+  void reduce(ReduceKind kind, const Tile &src, const Tile &dst, ReduceOptions options = {},
+              SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.reduce";
+    const detail::TileInfo *a = s.tile(src, op, "source");
+    const detail::TileInfo *d = s.tile(dst, op, "destination");
+    if (!a || !d || !requireReg(op, *a) || !requireReg(op, *d))
+      return;
+    if (options.axis != 0 && options.axis != 1)
+      return s.report(op, "axis must be 0 or 1, got " + std::to_string(options.axis));
+    if (a->rank() != 2 || d->rank() != 1)
+      return s.report(op, "reduces a rank-2 tile into a rank-1 tile, got " + a->str() + " -> " +
+                              d->str());
+    int64_t want = options.axis == 1 ? a->shape[0] : a->shape[1];
+    if (d->shape[0] != want)
+      return s.report(op, "axis " + std::to_string(options.axis) + " reduction of " + a->str() +
+                              " gives " + std::to_string(want) + " values, destination " + d->str() +
+                              " holds " + std::to_string(d->shape[0]));
+    s.body.push_back(s.addLine(std::string(op) + " " + reduceKindName(kind) + " %" + a->ssa + " -> %" +
+                               d->ssa + " {axis = " + std::to_string(options.axis) + " : i64" +
+                               (options.accumulate ? ", accumulate" : "") + "} : " + a->type() + ", " +
+                               d->type()));
+  }
+
+  //--- Control flow ---------------------------------------------------------
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv)   (scf.for). The body runs
+  /// once, now, to record the loop; values it defines stay inside it.
+  void forLoop(const Index &lb, const Index &ub, const Index &step, const LoopOptions &options,
+               const std::function<void(Index)> &body, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    std::string ivName;
+    {
+      detail::Call call(&s, loc);
+      const char *op = "scf.for";
+      if (options.numStages < 1 || options.numStages > 8)
+        s.report(op, "numStages must be in [1, 8], got " + std::to_string(options.numStages));
+      if (step.isConstant() && step.constant() <= 0)
+        s.report(op, "step must be positive, got " + std::to_string(step.constant()));
+      auto l = s.operand(lb, op), u = s.operand(ub, op), st = s.operand(step, op);
+      ivName = s.uniqueName(options.name);
+      s.body.push_back(s.addLine("scf.for %" + ivName + " = " + (l ? *l : "?") + " to " +
+                                 (u ? *u : "?") + " step " + (st ? *st : "?") + " {"));
+      s.lines[s.body.back()].loc = detail::kNoLoc;
+      s.regions.push_back(s.nextRegion++);
+    }
+    Index iv = s.value(s.addValue(ivName, s.regions.back()));
+    body(iv);
+    detail::Call call(&s, loc);
+    s.regions.pop_back();
+    std::string attrs;
+    if (options.numStages != 1)
+      attrs = " {tile.num_stages = " + std::to_string(options.numStages) + " : i64}";
+    s.body.push_back(s.addLine("}" + attrs));
+  }
+  void forLoop(const Index &lb, const Index &ub, const Index &step,
+               const std::function<void(Index)> &body, SourceLoc loc = {}) {
+    forLoop(lb, ub, step, LoopOptions{}, body, loc);
+  }
+
+  //--- Result ---------------------------------------------------------------
+
+  /// The recorded kernel; not ok() if the DSL was misused (see Kernel::error()).
+  Kernel finish(SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    Kernel k;
+    if (s.finished) {
+      k.error_ = std::string(loc.file) + ":" + std::to_string(loc.line) +
+                 ": finish: the kernel was already finished";
+      return k;
+    }
+    detail::Call call(&s, loc);
+    int finishLoc = s.cur;
+    if (s.regions.size() != 1)
+      s.report("finish", "called inside a loop body");
+    if (!s.gridSet)
+      s.grid = {GridDim{-1, 0, 1}};
+    for (const auto &[axis, where] : s.blockIdLoc)
+      if (axis >= static_cast<int>(s.grid.size()) && !s.failed) {
+        s.cur = where; // point at the blockId call
+        s.report("tile.block_id", "grid axis " + std::to_string(axis) + " does not exist: the grid has " +
+                                      std::to_string(s.grid.size()) + " axis(es)");
+      }
+    s.finished = true;
+    k.name_ = s.name;
+    k.grid_ = s.grid;
+    k.args_ = s.args;
+    k.numWaves_ = s.numWaves;
+    if (s.failed) {
+      k.error_ = s.error;
+      return k;
+    }
+    k.ok_ = true;
+    k.error_.clear();
+    k.tileIR_ = render(finishLoc);
+    return k;
+  }
+
+private:
+  std::string addArg(const std::string &name, ArgKind kind, DType dtype, int rank) {
+    detail::State &s = *state_;
+    for (const KernelArg &a : s.args)
+      if (a.name == name)
+        s.report("argument", "kernel argument '" + name + "' is declared twice");
+    if (!detail::isIdentifier(name))
+      s.report("argument", "kernel argument name '" + name + "' is not an identifier");
+    std::string ssa = s.uniqueName(name);
+    s.args.push_back({name, kind, dtype, rank});
+    const char *type = kind == ArgKind::F32 ? "f32" : kind == ArgKind::I32 ? "i32" : "index";
+    s.argSsa.push_back("%" + ssa + ": " + (kind == ArgKind::Tensor ? detail::memrefType(dtype, rank) : type));
+    return ssa;
+  }
+
+  Tile alloc(const std::string &name, const std::vector<int64_t> &shape, DType dtype, Space space,
+             const SourceLoc &loc) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    detail::TileInfo t{name, s.uniqueName(name), shape, dtype, space};
+    if (shape.empty() || shape.size() > 2)
+      s.report("tile.alloc", "tile '" + name + "' must have rank 1 or 2, got rank " +
+                                 std::to_string(shape.size()));
+    for (int64_t d : shape)
+      if (d <= 0)
+        s.report("tile.alloc", "tile '" + name + "' has a non-positive dimension: " +
+                                   detail::shapeStr(shape));
+    s.allocLines.push_back(s.addLine("%" + t.ssa + " = tile.alloc {name = " + detail::quote(name) +
+                                     "} : " + t.type()));
+    s.tiles.push_back(std::move(t));
+    return Tile(&s, static_cast<int>(s.tiles.size()) - 1);
+  }
+
+  bool checkWindow(const char *op, const detail::TensorInfo &x, size_t numIndices,
+                   const detail::TileInfo &t) {
+    if (numIndices != static_cast<size_t>(x.rank)) {
+      state_->report(op, "needs " + std::to_string(x.rank) + " indices into tensor " + x.str() +
+                             ", got " + std::to_string(numIndices) + " (tile " + t.str() + ")");
+      return false;
+    }
+    if (t.rank() > x.rank) {
+      state_->report(op, "tile " + t.str() + " has higher rank than tensor " + x.str());
+      return false;
+    }
+    return true;
+  }
+
+  bool requireReg(const char *op, const detail::TileInfo &t) {
+    if (t.space == Space::reg)
+      return true;
+    state_->report(op, "operates on register tiles, got " + t.str() + " (copy it to a register tile first)");
+    return false;
+  }
+
+  std::optional<std::string> operands(const std::vector<Index> &at, const char *op) {
+    std::string out;
+    for (size_t i = 0; i < at.size(); ++i) {
+      auto o = state_->operand(at[i], op);
+      if (!o)
+        return std::nullopt;
+      out += (i ? ", " : "") + *o;
+    }
+    return out;
+  }
+
+  // Checks and records one tile.map; the caller holds the Call.
+  void emitMap(MapFn fn, const Tile &dst, std::vector<Tile> inputs, MapOptions options,
+               std::optional<double> scalar, const Scalar *scalarValue) {
+    detail::State &s = *state_;
+    const char *op = "tile.map";
+    const detail::TileInfo *d = s.tile(dst, op, "destination");
+    if (!d || !requireReg(op, *d))
+      return;
+    std::vector<const detail::TileInfo *> in;
+    for (const Tile &t : inputs) {
+      const detail::TileInfo *i = s.tile(t, op, in.empty() ? "input" : "rhs");
+      if (!i || !requireReg(op, *i))
+        return;
+      in.push_back(i);
+    }
+    std::string fnStr = std::string("'") + mapFnName(fn) + "'";
+    if (in[0]->shape != d->shape)
+      return s.report(op, fnStr + ": input " + in[0]->str() + " and destination " + d->str() +
+                              " differ in shape");
+    bool perCol = options.broadcast == Broadcast::PerColumn;
+    bool rhsBroadcast = false;
+    if (in.size() == 2) {
+      const detail::TileInfo &r = *in[1];
+      bool same = r.shape == d->shape;
+      rhsBroadcast = !same && r.rank() == 1 && d->rank() == 2;
+      int64_t want = d->rank() == 2 ? (perCol ? d->shape[1] : d->shape[0]) : 0;
+      if (!same && !(rhsBroadcast && r.shape[0] == want))
+        return s.report(op, fnStr + ": cannot broadcast rhs " + r.str() + " to " + d->str() +
+                                (d->rank() == 2 ? std::string(" (a rank-1 rhs needs one value per ") +
+                                                      (perCol ? "column: " : "row: ") +
+                                                      std::to_string(want) + ")"
+                                                : std::string()));
+    }
+    std::string scalarOperand;
+    if (scalarValue) {
+      if (!scalarValue->valid() || scalarValue->state_ != &s)
+        return s.report(op, fnStr + ": the scalar is not an f32 argument of this kernel");
+      scalarOperand = " scalar(%" + s.scalars[scalarValue->id_] + ")";
+    }
+    std::vector<std::string> attrs;
+    if (rhsBroadcast && perCol)
+      attrs.push_back("broadcast_cols");
+    if (scalar)
+      attrs.push_back("scalar = " + detail::formatF64(*scalar) + " : f64");
+    std::string text = std::string(op) + " " + mapFnName(fn) + " %" + d->ssa;
+    for (const detail::TileInfo *i : in)
+      text += ", %" + i->ssa;
+    text += scalarOperand;
+    if (!attrs.empty()) {
+      text += " {";
+      for (size_t i = 0; i < attrs.size(); ++i)
+        text += (i ? ", " : "") + attrs[i];
+      text += "}";
+    }
+    text += " : " + d->type();
+    for (const detail::TileInfo *i : in)
+      text += ", " + i->type();
+    s.body.push_back(s.addLine(text));
+  }
+
+  std::string render(int finishLoc) const {
+    const detail::State &s = *state_;
+    std::string out = "func.func @" + s.name + "(";
+    for (size_t i = 0; i < s.argSsa.size(); ++i)
+      out += (i ? ", " : "") + s.argSsa[i];
+    out += ") attributes {tile.kernel, tile.num_waves = " + std::to_string(s.numWaves) +
+           " : i64, tile.grid = [";
+    for (size_t i = 0; i < s.grid.size(); ++i)
+      out += (i ? ", " : "") + std::string("array<i64: ") + std::to_string(s.grid[i].arg) + ", " +
+             std::to_string(s.grid[i].axis) + ", " + std::to_string(s.grid[i].tile) + ">";
+    out += "]} {\n";
+    // Entry-block values (constants, ids, sizes, tiles) are hoisted out of
+    // any loop they were first needed in; body lines keep their nesting.
+    auto emit = [&](int lineIndex, bool hoisted = true) {
+      const detail::Line &l = s.lines[lineIndex];
+      out += std::string(2 * (hoisted ? 1 : l.depth + 1), ' ') + l.text;
+      if (l.loc >= 0)
+        out += " " + s.locStr(l.loc);
+      else if (l.loc == detail::kPendingLoc)
+        out += " " + s.locStr(finishLoc);
+      out += "\n";
+    };
+    for (const auto &c : s.constLine)
+      emit(c.second);
+    for (int i : s.castLines)
+      emit(i);
+    for (const auto &b : s.blockIdLine)
+      emit(b.second);
+    for (int i : s.dimLines)
+      emit(i);
+    for (int i : s.allocLines)
+      emit(i);
+    for (int i : s.body)
+      emit(i, /*hoisted=*/false);
+    out += "  return " + s.locStr(finishLoc) + "\n";
+    out += "} " + s.locStr(s.funcLoc) + "\n";
+    return out;
+  }
+
+  std::unique_ptr<detail::State> state_;
+};
+
+//===----------------------------------------------------------------------===//
+// Out-of-line definitions
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+inline const TileInfo *State::tile(const Tile &t, const std::string &op, const char *role) {
+  if (!t.valid() || t.state_ != this) {
+    report(op, std::string(role) + " is not a tile of this kernel" +
+                   (t.valid() ? "" : " (default-constructed Tile)"));
+    return nullptr;
+  }
+  return &tiles[t.id_];
+}
+
+inline const TensorInfo *State::tensor(const Tensor &t, const std::string &op, const char *role) {
+  if (!t.valid() || t.state_ != this) {
+    report(op, std::string(role) + " is not a tensor of this kernel" +
+                   (t.valid() ? "" : " (default-constructed Tensor)"));
+    return nullptr;
+  }
+  return &tensors[t.id_];
+}
+
+inline Index State::binary(const char *op, const Index &a, const Index &b,
+                           std::optional<int64_t> (*fold)(int64_t, int64_t), Divides divides,
+                           const SourceLoc *loc) {
+  if (a.isConstant() && b.isConstant()) {
+    std::optional<int64_t> v = fold(a.constant(), b.constant());
+    if (v)
+      return Index(*v);
+  }
+  State *s = a.state_ ? a.state_ : b.state_;
+  if (!s)
+    return Index(0); // a constant division by zero, with no kernel to report it to
+  std::optional<Call> call;
+  if (loc)
+    call.emplace(s, *loc);
+  std::string opName = std::string("arith.") + op;
+  if (divides == Divides::yes && b.isConstant() && b.constant() == 0) {
+    s->report(opName, "division by zero");
+    return Index(0);
+  }
+  if (a.state_ && b.state_ && a.state_ != b.state_) {
+    s->report(opName, "combines index values of two different kernels");
+    return Index(0);
+  }
+  return s->arith(op, a, b);
+}
+
+} // namespace detail
+
+namespace detail {
+using Fold = std::optional<int64_t> (*)(int64_t, int64_t);
+} // namespace detail
+
+inline Index operator+(const Index &a, const Index &b) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> { return x + y; };
+  return detail::State::binary("addi", a, b, f, detail::State::Divides::no, nullptr);
+}
+inline Index operator-(const Index &a, const Index &b) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> { return x - y; };
+  return detail::State::binary("subi", a, b, f, detail::State::Divides::no, nullptr);
+}
+inline Index operator*(const Index &a, const Index &b) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> { return x * y; };
+  return detail::State::binary("muli", a, b, f, detail::State::Divides::no, nullptr);
+}
+inline Index operator/(const Index &a, const Index &b) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> {
+    if (y == 0)
+      return std::nullopt;
+    return x / y;
+  };
+  return detail::State::binary("divui", a, b, f, detail::State::Divides::yes, nullptr);
+}
+inline Index operator%(const Index &a, const Index &b) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> {
+    if (y == 0)
+      return std::nullopt;
+    return x % y;
+  };
+  return detail::State::binary("remui", a, b, f, detail::State::Divides::yes, nullptr);
+}
+inline Index cdiv(const Index &a, const Index &b, SourceLoc loc) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> {
+    if (y == 0)
+      return std::nullopt;
+    return (x + y - 1) / y;
+  };
+  return detail::State::binary("ceildivui", a, b, f, detail::State::Divides::yes, &loc);
+}
+inline Index min(const Index &a, const Index &b, SourceLoc loc) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> { return std::min(x, y); };
+  return detail::State::binary("minui", a, b, f, detail::State::Divides::no, &loc);
+}
+inline Index max(const Index &a, const Index &b, SourceLoc loc) {
+  detail::Fold f = [](int64_t x, int64_t y) -> std::optional<int64_t> { return std::max(x, y); };
+  return detail::State::binary("maxui", a, b, f, detail::State::Divides::no, &loc);
+}
+
+inline GridExtent GridExtent::ceilDiv(const Tensor &t, int axis, int64_t tile) {
+  return GridExtent(t.state_, t.valid() ? t.id_ : kNoTensor, axis, tile);
+}
+
+inline Index Tensor::dim(int axis, SourceLoc loc) const {
+  if (!valid())
+    return Index(0);
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  const detail::TensorInfo &t = s.tensors[id_];
+  if (axis < 0 || axis >= t.rank) {
+    s.report("memref.dim", "tensor " + t.str() + " has no dimension " + std::to_string(axis));
+    return Index(0);
+  }
+  auto it = s.dimValue.find({id_, axis});
+  if (it != s.dimValue.end())
+    return s.value(it->second);
+  std::string ssa = s.uniqueName(t.ssa + "_dim" + std::to_string(axis));
+  std::string c = *s.operand(Index(axis), "memref.dim");
+  s.dimLines.push_back(s.addLine("%" + ssa + " = memref.dim %" + t.ssa + ", " + c + " : " + t.type()));
+  int id = s.addValue(ssa, 0);
+  s.dimValue[{id_, axis}] = id;
+  return s.value(id);
+}
+
+inline const std::string &Tensor::name() const {
+  static const std::string empty;
+  return valid() ? state_->tensors[id_].name : empty;
+}
+inline DType Tensor::dtype() const { return valid() ? state_->tensors[id_].dtype : DType::f32; }
+inline int Tensor::rank() const { return valid() ? state_->tensors[id_].rank : 0; }
+
+inline const std::string &Tile::name() const {
+  static const std::string empty;
+  return valid() ? state_->tiles[id_].name : empty;
+}
+inline const std::vector<int64_t> &Tile::shape() const {
+  static const std::vector<int64_t> empty;
+  return valid() ? state_->tiles[id_].shape : empty;
+}
+inline DType Tile::dtype() const { return valid() ? state_->tiles[id_].dtype : DType::f32; }
+inline Space Tile::space() const { return valid() ? state_->tiles[id_].space : Space::reg; }
+
+} // namespace tilec::dsl

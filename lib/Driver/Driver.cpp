@@ -1,0 +1,157 @@
+// tilec::compile: tile IR -> target pipeline -> HIP -> JIT code object + report.
+#include "tilec/tilec.hpp"
+
+#include "Dialect/Tile/TileDialect.h"
+#include "Emit/EmitHIP.h"
+#include "JIT/JIT.h"
+#include "Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+namespace tilec {
+
+namespace {
+
+/// Collects MLIR diagnostics as "file:line:col: error: message" lines.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext &ctx) : ctx(ctx) {
+    id = ctx.getDiagEngine().registerHandler([this](Diagnostic &d) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      if (auto fl = dyn_cast<FileLineColLoc>(d.getLocation()))
+        os << fl.getFilename().getValue() << ":" << fl.getLine() << ":" << fl.getColumn() << ": ";
+      else if (auto nl = d.getLocation()->findInstanceOf<FileLineColLoc>())
+        os << nl.getFilename().getValue() << ":" << nl.getLine() << ":" << nl.getColumn() << ": ";
+      os << (d.getSeverity() == DiagnosticSeverity::Error     ? "error: "
+             : d.getSeverity() == DiagnosticSeverity::Warning ? "warning: "
+             : d.getSeverity() == DiagnosticSeverity::Remark  ? "remark: "
+                                                              : "note: ")
+         << d.str();
+      for (const Diagnostic &note : d.getNotes())
+        os << "\n  note: " << note.str();
+      text += (text.empty() ? "" : "\n") + os.str();
+      return success();
+    });
+  }
+  ~DiagnosticCollector() { ctx.getDiagEngine().eraseHandler(id); }
+  const std::string &str() const { return text; }
+
+private:
+  MLIRContext &ctx;
+  DiagnosticEngine::HandlerID id;
+  std::string text;
+};
+
+Error fail(const std::string &what, const std::string &detail) {
+  return Error{detail.empty() ? what : what + ":\n" + detail};
+}
+
+std::string printOp(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os);
+  return s;
+}
+
+} // namespace
+
+const std::string &devicePrelude() { return devicePreludeText(); }
+
+std::string disassemble(const CompiledKernel &kernel) {
+  const TargetInfo *target = lookupTarget(kernel.arch);
+  return target ? jit::disassemble(kernel.codeObject, *target) : std::string();
+}
+
+Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptions &opts,
+                                     const std::string &bufferName) {
+  const TargetInfo *target = lookupTarget(opts.arch);
+  if (!target)
+    return Error{"tilec: error: unknown target '" + opts.arch + "' (known: " + knownTargetsList() + ")"};
+
+  MLIRContext ctx;
+  ctx.loadDialect<tile::TileDialect, func::FuncDialect, arith::ArithDialect, scf::SCFDialect,
+                  memref::MemRefDialect>();
+  DiagnosticCollector diags(ctx);
+
+  llvm::SourceMgr sm;
+  sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, &ctx);
+  if (!module)
+    return fail("tilec: error: invalid tile IR", diags.str());
+
+  func::FuncOp kernel;
+  int kernels = 0;
+  module->walk([&](func::FuncOp f) {
+    if (f->hasAttr(tile::attr::kKernel) || !kernel) {
+      if (f->hasAttr(tile::attr::kKernel))
+        ++kernels;
+      kernel = f;
+    }
+  });
+  if (!kernel)
+    return Error{"tilec: error: " + bufferName + ": no kernel function (func.func with tile.kernel)"};
+  if (kernels > 1)
+    return Error{"tilec: error: " + bufferName + ": " + std::to_string(kernels) +
+                 " kernel functions; compile one at a time"};
+
+  PassManager pm(&ctx);
+  buildTilecPipeline(pm, PipelineOptions{opts.arch});
+  if (failed(pm.run(*module)))
+    return fail("tilec: error: compiling for " + opts.arch + " failed", diags.str());
+
+  FailureOr<EmittedKernel> hip = emitHIP(kernel, *target);
+  if (failed(hip))
+    return fail("tilec: error: HIP emission failed", diags.str());
+
+  jit::CompileRequest req;
+  req.source = hip->source;
+  req.headers = {{"tilec_prelude.h", devicePreludeText()}};
+  req.kernelName = hip->name;
+  req.target = target;
+  req.preference = opts.jit == JitChoice::HipRTC ? jit::JitPreference::HipRTC
+                   : opts.jit == JitChoice::Clang ? jit::JitPreference::Clang
+                                                  : jit::JitPreference::Auto;
+  jit::CacheOptions cache;
+  cache.enabled = opts.useCache;
+  cache.dir = opts.cacheDir;
+  llvm::Expected<jit::CodeObject> code = jit::compile(req, cache);
+  if (!code)
+    return fail("tilec: error: JIT compilation of " + hip->name + " for " + opts.arch + " failed",
+                llvm::toString(code.takeError()));
+  llvm::Expected<Report> report = jit::readReport(*code, *target, hip->numWaves);
+  if (!report)
+    return fail("tilec: error: reading the code object of " + hip->name + " failed",
+                llvm::toString(report.takeError()));
+
+  CompiledKernel out;
+  out.name = hip->name;
+  out.arch = opts.arch;
+  out.tileIR = printOp(kernel);
+  out.hip = hip->source;
+  out.codeObject = std::move(code->elf);
+  out.report = std::move(*report);
+  out.numWaves = hip->numWaves;
+  out.waveSize = hip->waveSize;
+  for (const auto &g : hip->grid)
+    out.grid.push_back(GridDim{static_cast<int>(g[0]), static_cast<int>(g[1]), g[2]});
+  return out;
+}
+
+Result<CompiledKernel> compile(const Kernel &kernel, const CompileOptions &opts) {
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return compileTileIR(kernel.tileIR(), opts, kernel.name() + ".tile");
+}
+
+} // namespace tilec

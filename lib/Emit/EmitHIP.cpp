@@ -1,0 +1,407 @@
+// Emits HIP C++ from target-annotated tile IR. Every tile op becomes one call
+// into the device prelude (tilec_prelude.h), instantiated with the layouts and
+// LDS placement the passes chose, so the kernel text stays readable.
+#include "Emit/EmitHIP.h"
+
+#include "Dialect/Tile/TileDialect.h"
+#include "Transforms/PassDetail.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace tilec {
+namespace {
+
+/// C++ spelling of a tile or tensor element type.
+FailureOr<std::string> cType(Operation *at, Type t) {
+  if (t.isF32()) return std::string("float");
+  if (t.isF16()) return std::string("tl::f16");
+  if (t.isBF16()) return std::string("tl::bf16");
+  if (t.isInteger(32)) return std::string("int");
+  if (t.isIndex()) return std::string("int");
+  return at->emitOpError() << "element type " << t << " is not supported by the HIP emitter yet";
+}
+
+class Emitter {
+public:
+  Emitter(func::FuncOp f, const TargetInfo &t) : f(f), target(t) {}
+  FailureOr<EmittedKernel> run();
+
+private:
+  func::FuncOp f;
+  const TargetInfo &target;
+  std::string body;
+  llvm::raw_string_ostream os{body};
+  llvm::DenseMap<Value, std::string> names;  // SSA value -> C expression
+  int indent = 1;
+  int counter = 0;
+  int threads = 0;
+
+  llvm::raw_ostream &line() { return os.indent(indent * 2); }
+  std::string fresh(StringRef prefix) { return (prefix + llvm::Twine(counter++)).str(); }
+  std::string name(Value v) { return names.lookup(v); }
+
+  FailureOr<std::string> atomType(Operation *at, StringRef instr);
+  FailureOr<std::string> regTileType(tile::AllocOp a);
+  LogicalResult emitBlock(Block &b);
+  LogicalResult emitOp(Operation &op);
+  LogicalResult emitArith(Operation &op);
+  LogicalResult emitMap(tile::MapOp m);
+};
+
+FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
+  for (const MatrixInstr &mi : target.matrixInstrs) {
+    if (mi.name != instrName)
+      continue;
+    const char *in = mi.aType == ElemType::BF16 ? "tl::bf16" : mi.aType == ElemType::F16 ? "tl::f16" : nullptr;
+    if (mi.family == MatrixFamily::MFMA && in && mi.m == 32 && mi.k == 8)
+      return std::string(llvm::formatv("tl::Mfma32x32x8<{0}>", in));
+    if (mi.family == MatrixFamily::MFMA && in && mi.m == 16 && mi.k == 16)
+      return std::string(llvm::formatv("tl::Mfma16x16x16<{0}>", in));
+    return at->emitOpError() << "matrix instruction " << instrName
+                             << " has no device-prelude atom yet";
+  }
+  return at->emitOpError() << "matrix instruction '" << instrName << "' is not available on "
+                           << target.arch;
+}
+
+FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {
+  auto instr = a->getAttrOfType<StringAttr>(pattr::kInstr);
+  auto grid = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
+  auto parent = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kParentShape);
+  auto layout = a->getAttrOfType<StringAttr>(pattr::kLayout);
+  if (!instr || !grid || !parent || !layout)
+    return a.emitOpError() << "register tile '" << a.displayName()
+                           << "' has no layout; run the tilec pipeline before emitting HIP";
+  if (!a.getType().getElementType().isF32())
+    return a.emitOpError() << "register tiles must be f32 for now, got " << a.getType();
+  FailureOr<std::string> atom = atomType(a, instr.getValue());
+  if (failed(atom))
+    return failure();
+  std::string acc = llvm::formatv("tl::Acc<{0}, {1}, {2}, {3}, {4}>", *atom, parent[0], parent[1],
+                                  grid[0], grid[1]);
+  return layout.getValue() == "acc" ? acc : "tl::Rows<" + acc + ">";
+}
+
+LogicalResult Emitter::emitArith(Operation &op) {
+  auto bin = [&](const char *fmt) {
+    std::string n = fresh("v");
+    line() << "const int " << n << " = "
+           << llvm::formatv(fmt, name(op.getOperand(0)), name(op.getOperand(1))) << ";\n";
+    names[op.getResult(0)] = n;
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](arith::ConstantOp c) -> LogicalResult {
+        if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+          names[c] = std::to_string(i.getInt());
+          return success();
+        }
+        if (auto fl = dyn_cast<FloatAttr>(c.getValue())) {
+          names[c] = llvm::formatv("{0:e}f", fl.getValueAsDouble()).str();
+          return success();
+        }
+        return c.emitOpError() << "constant kind is not supported by the HIP emitter";
+      })
+      .Case([&](arith::AddIOp) { return bin("{0} + {1}"); })
+      .Case([&](arith::SubIOp) { return bin("{0} - {1}"); })
+      .Case([&](arith::MulIOp) { return bin("{0} * {1}"); })
+      .Case([&](arith::DivUIOp) { return bin("{0} / {1}"); })
+      .Case([&](arith::DivSIOp) { return bin("{0} / {1}"); })
+      .Case([&](arith::RemUIOp) { return bin("{0} % {1}"); })
+      .Case([&](arith::RemSIOp) { return bin("{0} % {1}"); })
+      .Case([&](arith::CeilDivUIOp) { return bin("tl::cdiv({0}, {1})"); })
+      .Case([&](arith::CeilDivSIOp) { return bin("tl::cdiv({0}, {1})"); })
+      .Case([&](arith::MinUIOp) { return bin("tl::imin({0}, {1})"); })
+      .Case([&](arith::MinSIOp) { return bin("tl::imin({0}, {1})"); })
+      .Case([&](arith::MaxUIOp) { return bin("tl::imax({0}, {1})"); })
+      .Case([&](arith::MaxSIOp) { return bin("tl::imax({0}, {1})"); })
+      .Case([&](arith::IndexCastOp c) {
+        names[c] = name(c.getIn());
+        return success();
+      })
+      .Default([&](Operation *o) {
+        return o->emitOpError() << "is not supported by the HIP emitter yet";
+      });
+}
+
+std::string reduceOp(tile::ReduceKind k) {
+  switch (k) {
+  case tile::ReduceKind::sum: return "[](float x, float y) { return x + y; }";
+  case tile::ReduceKind::max: return "[](float x, float y) { return __builtin_fmaxf(x, y); }";
+  case tile::ReduceKind::min: return "[](float x, float y) { return __builtin_fminf(x, y); }";
+  }
+  return "";
+}
+
+LogicalResult Emitter::emitMap(tile::MapOp m) {
+  std::string s;
+  if (Value sv = m.getScalarValue())
+    s = name(sv);
+  else if (auto a = m.getScalar())
+    s = llvm::formatv("{0:e}f", a->convertToDouble()).str();
+  std::string fn;
+  using F = tile::MapFn;
+  switch (m.getFn()) {
+  case F::copy: fn = "x"; break;
+  case F::neg: fn = "-x"; break;
+  case F::exp: fn = "__builtin_expf(x)"; break;
+  case F::exp2: fn = "__builtin_exp2f(x)"; break;
+  case F::log: fn = "__builtin_logf(x)"; break;
+  case F::recip: fn = "1.0f / x"; break;
+  case F::relu: fn = "__builtin_fmaxf(x, 0.0f)"; break;
+  case F::silu: fn = "x / (1.0f + __builtin_expf(-x))"; break;
+  case F::sigmoid: fn = "1.0f / (1.0f + __builtin_expf(-x))"; break;
+  case F::gelu_tanh:
+    fn = "0.5f * x * (1.0f + __builtin_tanhf(0.7978845608f * (x + 0.044715f * x * x * x)))";
+    break;
+  case F::scale: fn = "x * " + s; break;
+  case F::add_scalar: fn = "x + " + s; break;
+  case F::add: fn = "x + y"; break;
+  case F::sub: fn = "x - y"; break;
+  case F::mul: fn = "x * y"; break;
+  case F::div: fn = "x / y"; break;
+  case F::max: fn = "__builtin_fmaxf(x, y)"; break;
+  case F::min: fn = "__builtin_fminf(x, y)"; break;
+  case F::sub_exp2: fn = "__builtin_exp2f(x - y)"; break;
+  }
+  if (m.getBroadcastCols())
+    return m.emitOpError() << "column broadcasts are not supported by the HIP emitter yet";
+  bool binary = tile::MapOp::isBinary(m.getFn());
+  std::string capture = m.getScalarValue() ? "=" : "";
+  line() << "tl::map(" << name(m.getDest());
+  for (Value in : m.getInputs())
+    os << ", " << name(in);
+  os << ", [" << capture << "](float x" << (binary ? ", float y" : "") << ") { return " << fn
+     << "; });\n";
+  return success();
+}
+
+LogicalResult Emitter::emitOp(Operation &op) {
+  if (isa<arith::ArithDialect>(op.getDialect()))
+    return emitArith(op);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](memref::DimOp d) -> LogicalResult {
+        std::optional<int64_t> idx = d.getConstantIndex();
+        if (!idx)
+          return d.emitOpError() << "needs a constant dimension index";
+        names[d] = name(d.getSource()) + "_d" + std::to_string(*idx);
+        return success();
+      })
+      .Case([&](tile::BlockIdOp b) {
+        std::string n = fresh("bid");
+        line() << "const int " << n << " = tl::block_id(" << b.getDim() << ");\n";
+        names[b] = n;
+        return success();
+      })
+      .Case([&](tile::AllocOp a) -> LogicalResult {
+        tile::TileType t = a.getType();
+        std::string n = a.getName() ? a.getName()->str() : fresh("t");
+        for (char &c : n)
+          if (!isalnum(static_cast<unsigned char>(c)))
+            c = '_';
+        n = "t_" + n;
+        names[a] = n;
+        if (t.isLds()) {
+          FailureOr<std::string> ct = cType(a, t.getElementType());
+          auto off = a->getAttrOfType<IntegerAttr>(pattr::kOffset);
+          auto rs = a->getAttrOfType<IntegerAttr>(pattr::kRowStride);
+          if (failed(ct))
+            return failure();
+          if (!off || !rs)
+            return a.emitOpError() << "LDS tile '" << a.displayName()
+                                   << "' is not placed; run tilec-allocate-lds first";
+          line() << "const tl::Lds<" << *ct << ", " << t.rows() << ", " << t.cols() << ", "
+                 << rs.getInt() << "> " << n << "{(" << *ct << " *)(tl_lds + " << off.getInt()
+                 << ")};  // " << a.displayName() << "\n";
+          return success();
+        }
+        FailureOr<std::string> ty = regTileType(a);
+        if (failed(ty))
+          return failure();
+        line() << *ty << " " << n << ";  // " << a.displayName() << "\n";
+        return success();
+      })
+      .Case([&](tile::FillOp fl) {
+        auto t = cast<tile::TileType>(fl.getDest().getType());
+        std::string v = llvm::formatv("{0:e}f", fl.getValue().convertToDouble()).str();
+        if (t.isLds())
+          line() << "tl::fill_lds<" << threads << ">(" << name(fl.getDest()) << ", tl::from_f32<"
+                 << *cType(fl, t.getElementType()) << ">(" << v << "));\n";
+        else
+          line() << "tl::fill(" << name(fl.getDest()) << ", " << v << ");\n";
+        return success();
+      })
+      .Case([&](tile::LoadOp l) -> LogicalResult {
+        if (!cast<tile::TileType>(l.getDest().getType()).isLds())
+          return l.emitOpError() << "loads into register tiles are not supported by the HIP emitter yet";
+        std::string c = l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0";
+        line() << "tl::load_tile<" << threads << ">(" << name(l.getDest()) << ", "
+               << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
+        return success();
+      })
+      .Case([&](tile::GatherOp g) -> LogicalResult {
+        if (!cast<tile::TileType>(g.getDest().getType()).isLds())
+          return g.emitOpError() << "gathers into register tiles are not supported by the HIP emitter yet";
+        line() << "tl::gather_tile<" << threads << ">(" << name(g.getDest()) << ", "
+               << name(g.getSource()) << "_g, " << name(g.getIds()) << "_g, "
+               << name(g.getIdsOffset()) << ", " << name(g.getCol()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::StoreOp s) -> LogicalResult {
+        if (!cast<tile::TileType>(s.getValue().getType()).isReg())
+          return s.emitOpError() << "stores from LDS tiles are not supported by the HIP emitter yet";
+        std::string c = s.getIndices().size() > 1 ? name(s.getIndices()[1]) : "0";
+        line() << "tl::store_tile(" << name(s.getValue()) << ", " << name(s.getDest()) << "_g, "
+               << name(s.getIndices()[0]) << ", " << c << ");\n";
+        return success();
+      })
+      .Case([&](tile::CopyOp c) -> LogicalResult {
+        auto src = cast<tile::TileType>(c.getSource().getType());
+        if (!src.isReg())
+          return c.emitOpError() << "copies from LDS to registers are not supported by the HIP emitter yet";
+        line() << "tl::copy(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::GemmOp g) -> LogicalResult {
+        auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
+        if (!instr)
+          return g.emitOpError() << "has no matrix instruction; run the tilec pipeline first";
+        FailureOr<std::string> atom = atomType(g, instr.getValue());
+        if (failed(atom))
+          return failure();
+        auto a = cast<tile::TileType>(g.getA().getType());
+        auto c = cast<tile::TileType>(g.getC().getType());
+        line() << "// " << name(g.getC()) << "[" << c.rows() << "," << c.cols() << "] += "
+               << name(g.getA()) << "[" << a.rows() << "," << a.cols() << "] @ " << name(g.getB())
+               << (g.getTransposeB() ? "^T" : "") << " (" << instr.getValue() << ")\n";
+        line() << "tl::gemm<" << *atom << ", " << (g.getTransposeB() ? "true" : "false") << ">("
+               << name(g.getC()) << ", " << name(g.getA()) << ", " << name(g.getB()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::MapOp m) { return emitMap(m); })
+      .Case([&](tile::ReduceOp r) -> LogicalResult {
+        if (r.getAxis() != 1)
+          return r.emitOpError() << "column reductions are not supported by the HIP emitter yet";
+        std::string scratch = "nullptr";
+        if (auto off = r->getAttrOfType<IntegerAttr>(pattr::kScratchOffset))
+          scratch = "(float *)(tl_lds + " + std::to_string(off.getInt()) + ")";
+        line() << "tl::reduce_rows(" << name(r.getDest()) << ", " << name(r.getSource()) << ", "
+               << reduceOp(r.getKind()) << ", " << (r.getAccumulate() ? "true" : "false") << ", "
+               << scratch << ");\n";
+        return success();
+      })
+      .Case([&](tile::BarrierOp) {
+        line() << "tl::barrier();\n";
+        return success();
+      })
+      .Case([&](scf::ForOp loop) -> LogicalResult {
+        if (loop.getNumResults())
+          return loop.emitOpError() << "loops with results are not supported by the HIP emitter yet";
+        std::string iv = fresh("i");
+        names[loop.getInductionVar()] = iv;
+        if (auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages))
+          line() << "// pipelined loop: num_stages = " << st.getInt() << "\n";
+        line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; " << iv << " < "
+               << name(loop.getUpperBound()) << "; " << iv << " += " << name(loop.getStep())
+               << ") {\n";
+        ++indent;
+        LogicalResult r = emitBlock(*loop.getBody());
+        --indent;
+        line() << "}\n";
+        return r;
+      })
+      .Case([&](scf::YieldOp) { return success(); })
+      .Case([&](func::ReturnOp) { return success(); })
+      .Default([&](Operation *o) {
+        return o->emitOpError() << "is not supported by the HIP emitter yet";
+      });
+}
+
+LogicalResult Emitter::emitBlock(Block &b) {
+  for (Operation &op : b)
+    if (failed(emitOp(op)))
+      return failure();
+  return success();
+}
+
+FailureOr<EmittedKernel> Emitter::run() {
+  EmittedKernel out;
+  out.numWaves = numWavesOf(f);
+  out.waveSize = target.waveSize;
+  threads = out.numWaves * target.waveSize;
+  out.name = (f.getSymName() + "_" + target.arch).str();
+  if (auto lds = f->getAttrOfType<IntegerAttr>(tile::attr::kLdsBytes))
+    out.ldsBytes = lds.getInt();
+  if (auto grid = f->getAttrOfType<ArrayAttr>(tile::attr::kGrid))
+    for (Attribute a : grid) {
+      auto d = cast<DenseI64ArrayAttr>(a);
+      out.grid.push_back({d[0], d[1], d[2]});
+    }
+
+  // Which tensors are written: the others are passed as const.
+  llvm::DenseSet<Value> written;
+  f.walk([&](tile::StoreOp s) { written.insert(s.getDest()); });
+
+  std::string params, views;
+  llvm::raw_string_ostream ps(params), vs(views);
+  for (BlockArgument arg : f.getArguments()) {
+    std::string n = "arg" + std::to_string(arg.getArgNumber());
+    if (auto nm = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name"))
+      n = nm.str();
+    names[arg] = n;
+    if (!params.empty())
+      ps << ", ";
+    if (auto mt = dyn_cast<MemRefType>(arg.getType())) {
+      FailureOr<std::string> ct = cType(f, mt.getElementType());
+      if (failed(ct))
+        return failure();
+      bool isConst = !written.count(arg);
+      ps << (isConst ? "const " : "") << *ct << " *" << n;
+      for (int64_t d = 0; d < mt.getRank(); ++d)
+        ps << ", int " << n << "_d" << d;
+      vs << "  const tl::Global<" << *ct << ", " << llvm::format_hex(target.bufferRsrcFlags, 10)
+         << "u> " << n << "_g(" << n << ", " << n << "_d0, "
+         << (mt.getRank() > 1 ? n + "_d1" : std::string("1")) << ");\n";
+    } else if (arg.getType().isF32()) {
+      ps << "float " << n;
+    } else if (arg.getType().isIndex() || arg.getType().isInteger(32)) {
+      ps << "int " << n;
+    } else {
+      return f.emitError() << "kernel argument type " << arg.getType()
+                           << " is not supported by the HIP emitter yet";
+    }
+  }
+  if (failed(emitBlock(f.getBody().front())))
+    return failure();
+
+  std::string src;
+  llvm::raw_string_ostream ss(src);
+  ss << "// Generated by tilec for " << target.arch << " (" << target.marketing << "): "
+     << out.numWaves << " waves of " << target.waveSize << " lanes, " << out.ldsBytes
+     << " bytes of LDS.\n";
+  ss << "#include \"tilec_prelude.h\"\n\n";
+  ss << "extern \"C\" __global__ __launch_bounds__(" << threads << ") void " << out.name << "("
+     << params << ") {\n";
+  if (out.ldsBytes > 0)
+    ss << "  __shared__ __attribute__((aligned(16))) unsigned char tl_lds[" << out.ldsBytes << "];\n";
+  ss << views << body << "}\n";
+  out.source = std::move(src);
+  return out;
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> emitHIP(func::FuncOp kernel, const TargetInfo &target) {
+  return Emitter(kernel, target).run();
+}
+
+} // namespace tilec

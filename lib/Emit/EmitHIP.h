@@ -1,0 +1,32 @@
+// HIP C++ emission from tile IR that has been through the target pipeline.
+#pragma once
+
+#include "Target/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec {
+
+struct EmittedKernel {
+  std::string name;       ///< kernel symbol: the function name + "_" + arch
+  std::string source;     ///< HIP C++; includes "tilec_prelude.h"
+  int numWaves = 0;
+  int waveSize = 0;
+  int64_t ldsBytes = 0;
+  std::vector<std::array<int64_t, 3>> grid;  ///< (arg, axis, tile) per grid axis
+};
+
+/// Emits `kernel` as HIP C++ for `target`. Unsupported constructs are reported
+/// as diagnostics on the offending op and yield failure.
+mlir::FailureOr<EmittedKernel> emitHIP(mlir::func::FuncOp kernel, const TargetInfo &target);
+
+/// The device prelude's text (embedded at build time).
+const std::string &devicePreludeText();
+
+} // namespace tilec

@@ -1,0 +1,325 @@
+// tilec device prelude: the tile primitives that generated kernels call.
+// Handed to the JIT compiler as "tilec_prelude.h"; needs no ROCm headers.
+// Matrix-instruction layouts follow amd-targets.md sections 1-2 and the
+// calculator tables in shared/data/matrix-layouts.
+#pragma once
+
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+#define TL_INLINE __attribute__((device, always_inline)) inline
+
+namespace tl {
+
+typedef short short4_t __attribute__((ext_vector_type(4)));
+typedef short short16_t __attribute__((ext_vector_type(16)));
+typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
+typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
+typedef float float4_t __attribute__((ext_vector_type(4)));
+typedef float float8_t __attribute__((ext_vector_type(8)));
+typedef float float16_t __attribute__((ext_vector_type(16)));
+
+/// bf16 stored as its 16 raw bits.
+struct bf16 {
+  unsigned short bits;
+};
+typedef _Float16 f16;
+
+// --- conversions (bf16: round to nearest even, NaN kept quiet) ---------------
+TL_INLINE float to_f32(float x) { return x; }
+TL_INLINE float to_f32(f16 x) { return (float)x; }
+TL_INLINE float to_f32(bf16 x) { return __builtin_bit_cast(float, (unsigned)x.bits << 16); }
+template <class T> TL_INLINE T from_f32(float x);
+template <> TL_INLINE float from_f32<float>(float x) { return x; }
+template <> TL_INLINE f16 from_f32<f16>(float x) { return (f16)x; }
+template <> TL_INLINE bf16 from_f32<bf16>(float x) {
+  unsigned u = __builtin_bit_cast(unsigned, x);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return bf16{(unsigned short)((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return bf16{(unsigned short)(u >> 16)};
+}
+
+// --- work-item indices --------------------------------------------------------
+TL_INLINE int thread_id() { return (int)__builtin_amdgcn_workitem_id_x(); }
+TL_INLINE int block_id(int axis) {
+  return axis == 0 ? (int)__builtin_amdgcn_workgroup_id_x()
+                   : axis == 1 ? (int)__builtin_amdgcn_workgroup_id_y() : (int)__builtin_amdgcn_workgroup_id_z();
+}
+TL_INLINE void barrier() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+TL_INLINE int cdiv(int a, int b) { return (a + b - 1) / b; }
+TL_INLINE int imin(int a, int b) { return a < b ? a : b; }
+TL_INLINE int imax(int a, int b) { return a > b ? a : b; }
+
+// --- global tensors through buffer resources (amd-targets.md section 4) --------
+/// A row-major tensor of `rows` x `cols` elements. Reads outside it give 0 and
+/// writes are dropped: each element access is either wholly in or wholly out
+/// of range, because the offset of an out-of-range element is pushed past
+/// num_records, which the hardware bounds check then rejects.
+template <class T, unsigned Flags> struct Global {
+  __amdgpu_buffer_rsrc_t rsrc;
+  int rows, cols;
+  TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c) {
+    long bytes = (long)r * c * (long)sizeof(T);
+    rsrc = __builtin_amdgcn_make_buffer_rsrc((void *)p, 0, (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes), Flags);
+  }
+  TL_INLINE int offset(int r, int c) const {
+    bool in = r >= 0 && r < rows && c >= 0 && c < cols;
+    return in ? (r * cols + c) * (int)sizeof(T) : 0x7fffffff & ~3;
+  }
+  TL_INLINE T load(int r, int c) const {
+    if constexpr (sizeof(T) == 4)
+      return __builtin_bit_cast(T, __builtin_amdgcn_raw_buffer_load_b32(rsrc, offset(r, c), 0, 0));
+    else
+      return __builtin_bit_cast(T, __builtin_amdgcn_raw_buffer_load_b16(rsrc, offset(r, c), 0, 0));
+  }
+  TL_INLINE void store(int r, int c, T v) const {
+    if constexpr (sizeof(T) == 4)
+      __builtin_amdgcn_raw_buffer_store_b32(__builtin_bit_cast(unsigned, v), rsrc, offset(r, c), 0, 0);
+    else
+      __builtin_amdgcn_raw_buffer_store_b16(__builtin_bit_cast(unsigned short, v), rsrc, offset(r, c), 0, 0);
+  }
+};
+
+// --- LDS tiles ------------------------------------------------------------------
+/// Rows x Cols elements at `base`, rows RowStride elements apart (padding
+/// chosen by tilec-allocate-lds).
+template <class T, int Rows, int Cols, int RowStride> struct Lds {
+  using elem = T;
+  static constexpr int rows = Rows, cols = Cols;
+  T *base;
+  TL_INLINE T &at(int r, int c) const { return base[r * RowStride + c]; }
+};
+
+/// Copies the Rows x Cols window of `g` at (r0, c0) into `t`; the workgroup's
+/// `Threads` threads share the work, consecutive threads on consecutive columns.
+template <int Threads, class G, class L> TL_INLINE void load_tile(const L &t, const G &g, int r0, int c0) {
+  for (int i = thread_id(); i < L::rows * L::cols; i += Threads) {
+    int r = i / L::cols, c = i % L::cols;
+    t.at(r, c) = g.load(r0 + r, c0 + c);
+  }
+}
+
+/// Rows of `g` chosen by ids[i0 + r] (negative or out-of-range ids read 0).
+template <int Threads, class G, class I, class L>
+TL_INLINE void gather_tile(const L &t, const G &g, const I &ids, int i0, int c0) {
+  for (int i = thread_id(); i < L::rows * L::cols; i += Threads) {
+    int r = i / L::cols, c = i % L::cols;
+    int row = i0 + r < ids.rows ? ids.load(i0 + r, 0) : -1;
+    t.at(r, c) = g.load(row, c0 + c);
+  }
+}
+
+template <int Threads, class L, class T> TL_INLINE void fill_lds(const L &t, T v) {
+  for (int i = thread_id(); i < L::rows * L::cols; i += Threads)
+    t.at(i / L::cols, i % L::cols) = v;
+}
+
+// --- matrix instructions as data ---------------------------------------------------
+// Each atom: M x N x K, lanes, the A/B/D register layouts (lane, element) -> (row, col).
+
+/// v_mfma_f32_32x32x8 {bf16,f16}: A elem r of lane l = A[l%32][4*(l/32)+r];
+/// D elem r = D[8*(r/4) + 4*(l/32) + r%4][l%32] (amd-targets.md section 1).
+template <class In> struct Mfma32x32x8 {
+  static constexpr int M = 32, N = 32, K = 8, Lanes = 64, KPerLane = 4, AccPerLane = 16;
+  using acc_t = float16_t;
+  TL_INLINE static int a_row(int l) { return l % 32; }
+  TL_INLINE static int a_k(int l, int r) { return 4 * (l / 32) + r; }
+  TL_INLINE static int d_row(int l, int r) { return 8 * (r / 4) + 4 * (l / 32) + r % 4; }
+  TL_INLINE static int d_col(int l, int) { return l % 32; }
+  TL_INLINE static acc_t mma(short4_t a, short4_t b, acc_t c);
+};
+template <> TL_INLINE float16_t Mfma32x32x8<bf16>::mma(short4_t a, short4_t b, float16_t c) {
+  return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);
+}
+template <> TL_INLINE float16_t Mfma32x32x8<f16>::mma(short4_t a, short4_t b, float16_t c) {
+  return __builtin_amdgcn_mfma_f32_32x32x8f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c, 0, 0, 0);
+}
+
+/// v_mfma_f32_16x16x16 {bf16,f16}: A = A[l%16][4*(l/16)+r]; D elem r = D[4*(l/16)+r][l%16].
+template <class In> struct Mfma16x16x16 {
+  static constexpr int M = 16, N = 16, K = 16, Lanes = 64, KPerLane = 4, AccPerLane = 4;
+  using acc_t = float4_t;
+  TL_INLINE static int a_row(int l) { return l % 16; }
+  TL_INLINE static int a_k(int l, int r) { return 4 * (l / 16) + r; }
+  TL_INLINE static int d_row(int l, int r) { return 4 * (l / 16) + r; }
+  TL_INLINE static int d_col(int l, int) { return l % 16; }
+  TL_INLINE static acc_t mma(short4_t a, short4_t b, acc_t c);
+};
+template <> TL_INLINE float4_t Mfma16x16x16<bf16>::mma(short4_t a, short4_t b, float4_t c) {
+  return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, c, 0, 0, 0);
+}
+template <> TL_INLINE float4_t Mfma16x16x16<f16>::mma(short4_t a, short4_t b, float4_t c) {
+  return __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c, 0, 0, 0);
+}
+
+// --- register tiles in an accumulator layout ------------------------------------------
+/// A Rows x Cols f32 tile split over WM x WN waves; each wave holds a
+/// (Rows/WM) x (Cols/WN) block as TM x TN instruction tiles of Atom's D layout.
+template <class Atom, int Rows, int Cols, int WM, int WN> struct Acc {
+  using atom = Atom;
+  static constexpr int rows = Rows, cols = Cols, wm = WM, wn = WN;
+  static constexpr int WTM = Rows / WM, WTN = Cols / WN;
+  static constexpr int TM = WTM / Atom::M, TN = WTN / Atom::N, E = Atom::AccPerLane;
+  static_assert(TM * Atom::M * WM == Rows && TN * Atom::N * WN == Cols, "tile not divisible by the wave grid");
+  typename Atom::acc_t v[TM][TN];
+
+  TL_INLINE static int lane() { return thread_id() % Atom::Lanes; }
+  TL_INLINE static int wave_m() { return (thread_id() / Atom::Lanes) / WN; }
+  TL_INLINE static int wave_n() { return (thread_id() / Atom::Lanes) % WN; }
+  /// Row and column in the tile of this lane's element (tm, tn, e).
+  TL_INLINE static int row(int tm, int e) { return wave_m() * WTM + tm * Atom::M + Atom::d_row(lane(), e); }
+  TL_INLINE static int col(int tn, int e) { return wave_n() * WTN + tn * Atom::N + Atom::d_col(lane(), e); }
+};
+
+/// One value per row of an Acc tile, held by the lanes that own that row:
+/// element (tm, e) is row Acc::row(tm, e).
+template <class A> struct Rows {
+  static constexpr int rows = A::rows;
+  float v[A::TM][A::E];
+};
+
+template <class A> TL_INLINE void fill(A &t, float x) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        t.v[i][j][e] = x;
+}
+template <class A> TL_INLINE void fill(Rows<A> &t, float x) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int e = 0; e < A::E; ++e)
+      t.v[i][e] = x;
+}
+
+/// dst = f(src) elementwise.
+template <class A, class F> TL_INLINE void map(A &dst, const A &src, F f) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        dst.v[i][j][e] = f(src.v[i][j][e]);
+}
+/// dst = f(lhs, rhs) elementwise.
+template <class A, class F> TL_INLINE void map(A &dst, const A &lhs, const A &rhs, F f) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][j][e]);
+}
+/// dst = f(lhs, rhs[row]): rhs broadcast along each row.
+template <class A, class F> TL_INLINE void map(A &dst, const A &lhs, const Rows<A> &rhs, F f) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][e]);
+}
+template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &src, F f) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int e = 0; e < A::E; ++e)
+      dst.v[i][e] = f(src.v[i][e]);
+}
+template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &lhs, const Rows<A> &rhs, F f) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int e = 0; e < A::E; ++e)
+      dst.v[i][e] = f(lhs.v[i][e], rhs.v[i][e]);
+}
+
+/// Lane shuffle within a wave (ds_bpermute, amd-targets.md section 5).
+TL_INLINE float shfl_xor(float x, int mask) {
+  int l = (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((l ^ mask) * 4, __builtin_bit_cast(int, x)));
+}
+
+/// Row reduction: dst[row] = op(dst[row] if accumulate, src[row][*]). Lanes
+/// that share a row combine through shuffles; the WN waves that share a row
+/// combine through `scratch` (Rows x WN floats of LDS), between barriers.
+template <class A, class Op>
+TL_INLINE void reduce_rows(Rows<A> &dst, const A &src, Op op, bool accumulate, float *scratch) {
+  float part[A::TM][A::E];
+  for (int i = 0; i < A::TM; ++i)
+    for (int e = 0; e < A::E; ++e) {
+      float x = src.v[i][0][e];
+      for (int j = 1; j < A::TN; ++j)
+        x = op(x, src.v[i][j][e]);
+      // Lanes holding the same rows differ in their column bits: the lanes
+      // of one instruction row group are l%N for N columns.
+      for (int mask = 1; mask < A::atom::N; mask <<= 1)
+        x = op(x, shfl_xor(x, mask));
+      part[i][e] = x;
+    }
+  if constexpr (A::wn > 1) {
+    barrier();
+    if (A::col(0, 0) % (A::cols / A::wn) == 0)
+      for (int i = 0; i < A::TM; ++i)
+        for (int e = 0; e < A::E; ++e)
+          scratch[A::row(i, e) * A::wn + A::wave_n()] = part[i][e];
+    barrier();
+    for (int i = 0; i < A::TM; ++i)
+      for (int e = 0; e < A::E; ++e) {
+        float x = scratch[A::row(i, e) * A::wn];
+        for (int w = 1; w < A::wn; ++w)
+          x = op(x, scratch[A::row(i, e) * A::wn + w]);
+        part[i][e] = x;
+      }
+    barrier();
+  }
+  for (int i = 0; i < A::TM; ++i)
+    for (int e = 0; e < A::E; ++e)
+      dst.v[i][e] = accumulate ? op(dst.v[i][e], part[i][e]) : part[i][e];
+}
+
+/// C += A * B from LDS tiles. A is Rows x K; B is K x Cols, or Cols x K when
+/// TransposeB. Each lane reads its operand elements per the atom's A layout
+/// (B uses A's formula with m replaced by n).
+template <class Atom, bool TransposeB, class A, class LA, class LB>
+TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
+  constexpr int KT = LA::cols;
+  const int l = A::lane();
+  for (int k0 = 0; k0 < KT; k0 += Atom::K) {
+    short4_t af[A::TM], bfr[A::TN];
+    for (int i = 0; i < A::TM; ++i) {
+      int m = A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l);
+      for (int r = 0; r < Atom::KPerLane; ++r)
+        af[i][r] = __builtin_bit_cast(short, a.at(m, k0 + Atom::a_k(l, r)));
+    }
+    for (int j = 0; j < A::TN; ++j) {
+      int n = A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l);
+      for (int r = 0; r < Atom::KPerLane; ++r)
+        bfr[j][r] = __builtin_bit_cast(short, TransposeB ? b.at(n, k0 + Atom::a_k(l, r)) : b.at(k0 + Atom::a_k(l, r), n));
+    }
+    for (int i = 0; i < A::TM; ++i)
+      for (int j = 0; j < A::TN; ++j)
+        c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+  }
+}
+
+/// Writes an accumulator tile to the window of `g` at (r0, c0), converting to
+/// g's element type; elements outside g are dropped.
+template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, int r0, int c0) {
+  using T = decltype(g.load(0, 0));
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        g.store(r0 + A::row(i, e), c0 + A::col(j, e), from_f32<T>(t.v[i][j][e]));
+}
+/// Writes a row vector to a rank-1 tensor (each row once).
+template <class A, class G> TL_INLINE void store_tile(const Rows<A> &t, const G &g, int r0, int) {
+  using T = decltype(g.load(0, 0));
+  if (A::col(0, 0) % (A::cols / A::wn) == 0 && A::wave_n() == 0)
+    for (int i = 0; i < A::TM; ++i)
+      for (int e = 0; e < A::E; ++e)
+        g.store(r0 + A::row(i, e), 0, from_f32<T>(t.v[i][e]));
+}
+/// Accumulator tile -> LDS tile (e.g. to feed it to another gemm).
+template <class A, class L> TL_INLINE void copy(const L &dst, const A &src) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        dst.at(A::row(i, e), A::col(j, e)) = from_f32<typename L::elem>(src.v[i][j][e]);
+}
+
+} // namespace tl

@@ -1,0 +1,77 @@
+// RUN: tilec-opt %s -split-input-file -verify-diagnostics
+
+func.func @gemm_shapes(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<64x128xbf16, lds>, %c: !tile.tile<128x128xf32, reg>) {
+  // expected-error @+1 {{'tile.gemm' op shape mismatch: A 128x32xbf16 (lds) * B 64x128xbf16 (lds) does not give C 128x128xf32 (reg) (M=128, K=32 vs K=64, N=128)}}
+  tile.gemm %a, %b, %c : !tile.tile<128x32xbf16, lds>, !tile.tile<64x128xbf16, lds>, !tile.tile<128x128xf32, reg>
+  return
+}
+
+// -----
+
+func.func @gemm_acc_type(%a: !tile.tile<32x32xbf16, lds>, %b: !tile.tile<32x32xbf16, lds>, %c: !tile.tile<32x32xbf16, reg>) {
+  // expected-error @+1 {{accumulator C must be f32, got 32x32xbf16 (reg)}}
+  tile.gemm %a, %b, %c : !tile.tile<32x32xbf16, lds>, !tile.tile<32x32xbf16, lds>, !tile.tile<32x32xbf16, reg>
+  return
+}
+
+// -----
+
+func.func @copy_shapes(%a: !tile.tile<64x32xf32, reg>, %b: !tile.tile<32x64xbf16, lds>) {
+  // expected-error @+1 {{'tile.copy' op copies between tiles of different shapes: 64x32xf32 (reg) -> 32x64xbf16 (lds)}}
+  tile.copy %a -> %b : !tile.tile<64x32xf32, reg>, !tile.tile<32x64xbf16, lds>
+  return
+}
+
+// -----
+
+func.func @load_type(%A: memref<?x?xf16>, %i: index, %t: !tile.tile<64x32xbf16, lds>) {
+  // expected-error @+1 {{element type of tile 64x32xbf16 (lds) differs from tensor 'memref<?x?xf16>'}}
+  tile.load %A[%i, %i] -> %t : memref<?x?xf16>, !tile.tile<64x32xbf16, lds>
+  return
+}
+
+// -----
+
+func.func @load_indices(%A: memref<?x?xbf16>, %i: index, %t: !tile.tile<64x32xbf16, lds>) {
+  // expected-error @+1 {{needs 2 indices into 'memref<?x?xbf16>', got 1}}
+  tile.load %A[%i] -> %t : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+  return
+}
+
+// -----
+
+func.func @broadcast(%d: !tile.tile<64x64xf32, reg>, %v: !tile.tile<32xf32, reg>) {
+  // expected-error @+1 {{cannot broadcast 32xf32 (reg) to 64x64xf32 (reg) (a rank-1 operand needs one value per row)}}
+  tile.map add %d, %d, %v : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<32xf32, reg>
+  return
+}
+
+// -----
+
+func.func @reduce_len(%s: !tile.tile<64x32xf32, reg>, %d: !tile.tile<32xf32, reg>) {
+  // expected-error @+1 {{axis 1 reduction of 64x32xf32 (reg) gives 64 values, destination 32xf32 (reg) holds 32}}
+  tile.reduce sum %s -> %d {axis = 1 : i64} : !tile.tile<64x32xf32, reg>, !tile.tile<32xf32, reg>
+  return
+}
+
+// -----
+
+func.func @map_arity(%d: !tile.tile<64x64xf32, reg>) {
+  // expected-error @+1 {{'add' takes 2 input tile(s), got 1}}
+  tile.map add %d, %d : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile dimensions must be positive, got 0}}
+func.func @bad_type(%d: !tile.tile<0x64xf32, reg>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.num_waves' must be an integer in [1, 16]}}
+func.func @bad_waves() attributes {tile.num_waves = 0 : i64} {
+  return
+}

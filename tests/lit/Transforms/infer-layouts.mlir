@@ -1,0 +1,36 @@
+// RUN: tilec-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(tilec-select-matrix-instr{arch=gfx942},tilec-infer-layouts))' | FileCheck %s
+
+// The accumulator layout flows to tiles mapped from it and to the row vector
+// of its reduction (online-softmax shape: m = rowmax(S); P = exp2(S - m)).
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK: tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "acc", name = "s", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 2, 2>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "acc", name = "p", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 2, 2>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "rows", name = "m", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 2, 2>}
+func.func @softmax_rows(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x32xbf16, lds>) attributes {tile.num_waves = 4 : i64} {
+  %s = tile.alloc {name = "s"} : !tile.tile<64x64xf32, reg>
+  %p = tile.alloc {name = "p"} : !tile.tile<64x64xf32, reg>
+  %m = tile.alloc {name = "m"} : !tile.tile<64xf32, reg>
+  tile.gemm %q, %k, %s {transpose_b} : !tile.tile<64x32xbf16, lds>, !tile.tile<64x32xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.reduce max %s -> %m {axis = 1 : i64} : !tile.tile<64x64xf32, reg>, !tile.tile<64xf32, reg>
+  tile.map sub_exp2 %p, %s, %m : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<64xf32, reg>
+  return
+}
+
+// -----
+
+func.func @orphan() attributes {tile.num_waves = 4 : i64} {
+  // expected-error @+1 {{register tile 'x' gets no layout: it is not connected to a tile.gemm accumulator}}
+  %x = tile.alloc {name = "x"} : !tile.tile<64x64xf32, reg>
+  return
+}
+
+// -----
+
+// Two gemms with different instructions cannot share an accumulator.
+func.func @conflict(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32x64xbf16, lds>, %a2: !tile.tile<64x16xf16, lds>, %b2: !tile.tile<16x64xf16, lds>) attributes {tile.num_waves = 4 : i64} {
+  %c = tile.alloc {name = "c"} : !tile.tile<64x64xf32, reg>
+  tile.gemm %a, %b, %c : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  // expected-error @+1 {{register tile 'c' would need two layouts}}
+  tile.gemm %a2, %b2, %c : !tile.tile<64x16xf16, lds>, !tile.tile<16x64xf16, lds>, !tile.tile<64x64xf32, reg>
+  return
+}

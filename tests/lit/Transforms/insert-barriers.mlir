@@ -1,0 +1,46 @@
+// RUN: tilec-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(tilec-insert-barriers))' | FileCheck %s
+
+// In a k-loop: a barrier between the tile loads and the gemm (read after
+// write), and one before the next iteration's loads (write after read).
+// CHECK-LABEL: func.func @kloop
+// CHECK: scf.for
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.load
+// CHECK-NEXT: tile.load
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK-NEXT: }
+// CHECK-NOT: tile.barrier
+// CHECK: tile.store
+func.func @kloop(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tile.alloc : !tile.tile<32x16xbf16, lds>
+  %b = tile.alloc : !tile.tile<16x32xbf16, lds>
+  %c = tile.alloc : !tile.tile<32x32xf32, reg>
+  scf.for %k = %c0 to %n step %c1 {
+    tile.load %A[%c0, %k] -> %a : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
+    tile.load %B[%k, %c0] -> %b : memref<?x?xbf16>, !tile.tile<16x32xbf16, lds>
+    tile.gemm %a, %b, %c : !tile.tile<32x16xbf16, lds>, !tile.tile<16x32xbf16, lds>, !tile.tile<32x32xf32, reg>
+  }
+  tile.store %c -> %C[%c0, %c0] : !tile.tile<32x32xf32, reg>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+// Independent LDS tiles need no barrier; a write after a write to the same tile does.
+// CHECK-LABEL: func.func @independent
+// CHECK: tile.load
+// CHECK-NEXT: tile.load
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.load
+func.func @independent(%A: memref<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %a = tile.alloc : !tile.tile<32x16xbf16, lds>
+  %b = tile.alloc : !tile.tile<32x16xbf16, lds>
+  tile.load %A[%c0, %c0] -> %a : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
+  tile.load %A[%c0, %c0] -> %b : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
+  tile.load %A[%c0, %c0] -> %a : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
+  return
+}

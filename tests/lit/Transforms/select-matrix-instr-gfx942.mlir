@@ -1,0 +1,54 @@
+// RUN: tilec-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(tilec-select-matrix-instr{arch=gfx942}))' | FileCheck %s
+
+// 128x128 over 4 waves: a 2x2 wave grid of 64x64, each 2x2 32x32x8 MFMAs (amd-targets.md section 1).
+// CHECK-LABEL: func.func @bf16_128x128
+// CHECK-SAME: tile.target = "gfx942"
+// CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_32x32x8_bf16", wave_grid = array<i64: 2, 2>}
+func.func @bf16_128x128(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<32x128xbf16, lds>, %c: !tile.tile<128x128xf32, reg>) attributes {tile.num_waves = 4 : i64} {
+  tile.gemm %a, %b, %c : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
+  return
+}
+
+// -----
+
+// f16 with a skewed tile: 64x256 over 4 waves prefers 1x4 (64x64 per wave).
+// CHECK-LABEL: func.func @f16_64x256
+// CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_32x32x8_f16", wave_grid = array<i64: 1, 4>}
+func.func @f16_64x256(%a: !tile.tile<64x16xf16, lds>, %b: !tile.tile<16x256xf16, lds>, %c: !tile.tile<64x256xf32, reg>) attributes {tile.num_waves = 4 : i64} {
+  tile.gemm %a, %b, %c : !tile.tile<64x16xf16, lds>, !tile.tile<16x256xf16, lds>, !tile.tile<64x256xf32, reg>
+  return
+}
+
+// -----
+
+// 32x32 over 4 waves does not fit 32x32 MFMAs: falls back to 16x16x16 on a 2x2 grid.
+// CHECK-LABEL: func.func @small
+// CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_16x16x16_bf16", wave_grid = array<i64: 2, 2>}
+func.func @small(%a: !tile.tile<32x16xbf16, lds>, %b: !tile.tile<16x32xbf16, lds>, %c: !tile.tile<32x32xf32, reg>) attributes {tile.num_waves = 4 : i64} {
+  tile.gemm %a, %b, %c : !tile.tile<32x16xbf16, lds>, !tile.tile<16x32xbf16, lds>, !tile.tile<32x32xf32, reg>
+  return
+}
+
+// -----
+
+func.func @f32_operands(%a: !tile.tile<32x8xf32, lds>, %b: !tile.tile<8x32xf32, lds>, %c: !tile.tile<32x32xf32, reg>) {
+  // expected-error @+1 {{'tile.gemm' op element type 'f32' cannot be multiplied on gfx942: no matrix instruction for it (supported: bf16, f16, f8E4M3FNUZ)}}
+  tile.gemm %a, %b, %c : !tile.tile<32x8xf32, lds>, !tile.tile<8x32xf32, lds>, !tile.tile<32x32xf32, reg>
+  return
+}
+
+// -----
+
+func.func @untileable(%a: !tile.tile<24x16xbf16, lds>, %b: !tile.tile<16x24xbf16, lds>, %c: !tile.tile<24x24xf32, reg>) attributes {tile.num_waves = 4 : i64} {
+  // expected-error @+1 {{cannot tile C 24x24 with K=16 over 4 waves with any gfx942 matrix instruction for 'bf16'}}
+  tile.gemm %a, %b, %c : !tile.tile<24x16xbf16, lds>, !tile.tile<16x24xbf16, lds>, !tile.tile<24x24xf32, reg>
+  return
+}
+
+// -----
+
+func.func @register_operand(%a: !tile.tile<32x8xbf16, reg>, %b: !tile.tile<8x32xbf16, lds>, %c: !tile.tile<32x32xf32, reg>) attributes {tile.num_waves = 1 : i64} {
+  // expected-error @+1 {{operands A and B must be LDS tiles on gfx942}}
+  tile.gemm %a, %b, %c : !tile.tile<32x8xbf16, reg>, !tile.tile<8x32xbf16, lds>, !tile.tile<32x32xf32, reg>
+  return
+}

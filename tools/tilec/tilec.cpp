@@ -1,0 +1,232 @@
+// tilec: the command-line compiler.
+//
+//   tilec --list-kernels
+//   tilec --kernel=gemm -p M=4096 -p N=4096 -p K=4096 --offload-arch=gfx942 --emit=asm
+//   tilec kernel.mlir --emit=hip -o kernel.hip
+//   tilec my_kernel.cpp --emit=report --json
+#include "tilec/tilec.hpp"
+
+#include "Registry.h"
+
+#include "Target/Target.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace llvm;
+
+namespace {
+
+cl::OptionCategory category("tilec options");
+
+cl::opt<std::string> input(cl::Positional, cl::desc("[FILE.mlir | FILE.cpp]"), cl::init(""),
+                           cl::cat(category));
+cl::opt<bool> listKernels("list-kernels", cl::desc("List the shipped kernels and their parameters"),
+                          cl::cat(category));
+cl::opt<std::string> kernelName("kernel", cl::desc("Compile a shipped kernel (see --list-kernels)"),
+                                cl::value_desc("name"), cl::cat(category));
+cl::list<std::string> params("p", cl::desc("Kernel parameter, e.g. -p M=4096"),
+                             cl::value_desc("key=value"), cl::cat(category));
+cl::opt<std::string> arch("offload-arch", cl::desc("Target: gfx942 (default), gfx90a"),
+                          cl::value_desc("arch"), cl::init("gfx942"), cl::cat(category));
+enum class EmitKind { Tile, Hip, Asm, Obj, Report };
+cl::opt<EmitKind> emit("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
+                       cl::values(clEnumValN(EmitKind::Tile, "tile", "tile IR after the target pipeline"),
+                                  clEnumValN(EmitKind::Hip, "hip", "generated HIP C++ (with the prelude's name)"),
+                                  clEnumValN(EmitKind::Asm, "asm", "disassembly of the code object"),
+                                  clEnumValN(EmitKind::Obj, "obj", "the code object (ELF); needs -o"),
+                                  clEnumValN(EmitKind::Report, "report", "code-object report (default)")),
+                       cl::cat(category));
+cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"), cl::value_desc("file"),
+                            cl::init(""), cl::cat(category));
+cl::opt<bool> json("json", cl::desc("With --emit=report: one JSON object"), cl::cat(category));
+cl::opt<tilec::JitChoice> jitChoice(
+    "jit", cl::desc("JIT compiler"), cl::init(tilec::JitChoice::Auto),
+    cl::values(clEnumValN(tilec::JitChoice::Auto, "auto", "hipRTC where it supports the target, else clang"),
+               clEnumValN(tilec::JitChoice::HipRTC, "hiprtc", "hipRTC (loaded at run time)"),
+               clEnumValN(tilec::JitChoice::Clang, "clang", "in-process clang/lld")),
+    cl::cat(category));
+cl::opt<bool> noCache("no-cache", cl::desc("Do not use the on-disk code-object cache"), cl::cat(category));
+cl::opt<bool> run("run", cl::desc("Run on random inputs and verify against a CPU reference"),
+                  cl::cat(category));
+
+int error(const Twine &msg) {
+  errs() << msg << "\n";
+  return 1;
+}
+
+/// Writes `data` to -o atomically (temp file + rename) or to stdout.
+int writeOutput(StringRef data) {
+  if (output.empty()) {
+    outs() << data;
+    outs().flush();
+    return 0;
+  }
+  if (Error e = writeToOutput(output, [&](raw_ostream &os) {
+        os << data;
+        return Error::success();
+      }))
+    return error("tilec: error: cannot write '" + output + "': " + toString(std::move(e)));
+  return 0;
+}
+
+void printKernelList() {
+  for (const tilec::KernelInfo &k : tilec::shippedKernels()) {
+    outs() << k.name << ": " << k.summary << "\n";
+    for (const tilec::KernelParam &p : k.params)
+      outs() << "  -p " << p.name << "=" << p.defaultValue << "\t" << p.help << "\n";
+  }
+}
+
+/// Builds and runs a DSL program as a generator: FILE.cpp defines
+/// `tilec::Kernel kernel()`; tilec compiles it with a small main that prints
+/// the kernel's tile IR, and reads that back.
+tilec::Result<std::string> runGenerator(StringRef file) {
+  ErrorOr<std::string> cxx = sys::findProgramByName("clang++-19");
+  if (!cxx)
+    cxx = sys::findProgramByName("c++");
+  if (!cxx)
+    return tilec::Error{"tilec: error: no C++ compiler (clang++-19 or c++) to build " + file.str()};
+  SmallString<128> dir;
+  if (std::error_code ec = sys::fs::createUniqueDirectory("tilec-gen", dir))
+    return tilec::Error{"tilec: error: cannot create a temporary directory: " + ec.message()};
+  SmallString<128> mainCpp(dir), exe(dir), outFile(dir), errFile(dir);
+  sys::path::append(mainCpp, "main.cpp");
+  sys::path::append(exe, "generator");
+  sys::path::append(outFile, "out.mlir");
+  sys::path::append(errFile, "log.txt");
+  SmallString<256> absFile(file);
+  sys::fs::make_absolute(absFile);
+  {
+    std::error_code ec;
+    raw_fd_ostream os(mainCpp, ec);
+    os << "#include \"" << absFile << "\"\n#include <cstdio>\n"
+       << "int main() {\n  tilec::Kernel k = kernel();\n"
+       << "  if (!k.ok()) { std::fprintf(stderr, \"%s\\n\", k.error().c_str()); return 1; }\n"
+       << "  std::fputs(k.tileIR().c_str(), stdout);\n  return 0;\n}\n";
+  }
+  auto cleanup = [&] { sys::fs::remove_directories(dir); };
+  std::string includeDir = TILEC_INCLUDE_DIR;
+  SmallVector<StringRef> args = {*cxx, "-std=c++17", "-O0", "-I", includeDir, mainCpp, "-o", exe};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(errFile), StringRef(errFile)};
+  std::string msg;
+  if (sys::ExecuteAndWait(*cxx, args, std::nullopt, redirects, 0, 0, &msg) != 0) {
+    auto log = MemoryBuffer::getFile(errFile);
+    cleanup();
+    return tilec::Error{"tilec: error: building the generator " + file.str() + " failed:\n" +
+                        (log ? (*log)->getBuffer().str() : msg)};
+  }
+  std::optional<StringRef> runRedirects[] = {std::nullopt, StringRef(outFile), StringRef(errFile)};
+  if (sys::ExecuteAndWait(exe, {exe}, std::nullopt, runRedirects, 60, 0, &msg) != 0) {
+    auto log = MemoryBuffer::getFile(errFile);
+    cleanup();
+    return tilec::Error{"tilec: error: the generator " + file.str() + " failed:\n" +
+                        (log ? (*log)->getBuffer().str() : msg)};
+  }
+  auto ir = MemoryBuffer::getFile(outFile);
+  cleanup();
+  if (!ir)
+    return tilec::Error{"tilec: error: the generator wrote no tile IR"};
+  return (*ir)->getBuffer().str();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "tilec: tile-kernel compiler for AMD GPUs (gfx942, gfx90a)\n");
+
+  if (listKernels) {
+    printKernelList();
+    return 0;
+  }
+  if (!tilec::lookupTarget(arch))
+    return error("tilec: error: unknown --offload-arch '" + arch + "' (known: " +
+                 tilec::knownTargetsList() + ")");
+  if (emit == EmitKind::Obj && output.empty())
+    return error("tilec: error: --emit=obj writes a binary code object and needs -o FILE");
+  if (json && emit != EmitKind::Report)
+    return error("tilec: error: --json only applies to --emit=report");
+  if (run)
+    return error("tilec: error: --run needs a device; the CPU wavefront emulator is not part of "
+                 "this build yet");
+  if (kernelName.empty() == input.empty())
+    return error("tilec: error: give exactly one of --kernel=NAME or an input FILE.mlir / FILE.cpp "
+                 "(see --help)");
+  if (kernelName.empty() && !params.empty())
+    return error("tilec: error: -p parameters apply to --kernel");
+
+  tilec::CompileOptions opts;
+  opts.arch = arch;
+  opts.jit = jitChoice;
+  opts.useCache = !noCache;
+
+  tilec::Result<tilec::CompiledKernel> compiled = tilec::Error{""};
+  if (!kernelName.empty()) {
+    const tilec::KernelInfo *info = tilec::findKernel(kernelName);
+    if (!info) {
+      std::string known;
+      for (const tilec::KernelInfo &k : tilec::shippedKernels())
+        known += (known.empty() ? "" : ", ") + k.name;
+      return error("tilec: error: unknown kernel '" + kernelName + "' (shipped: " + known + ")");
+    }
+    std::map<std::string, std::string> values;
+    for (const std::string &p : params) {
+      size_t eq = p.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return error("tilec: error: parameter '" + p + "' is not key=value");
+      if (values.count(p.substr(0, eq)))
+        return error("tilec: error: parameter '" + p.substr(0, eq) + "' given twice");
+      values[p.substr(0, eq)] = p.substr(eq + 1);
+    }
+    tilec::Result<tilec::Kernel> k = info->build(values);
+    if (!k)
+      return error(k.error());
+    compiled = tilec::compile(*k, opts);
+  } else {
+    StringRef ext = sys::path::extension(input);
+    std::string text;
+    if (ext == ".mlir") {
+      ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(input);
+      if (!buf)
+        return error("tilec: error: cannot read '" + input + "': " + buf.getError().message());
+      text = (*buf)->getBuffer().str();
+    } else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") {
+      if (!sys::fs::exists(input))
+        return error("tilec: error: cannot read '" + input + "': no such file");
+      tilec::Result<std::string> ir = runGenerator(input);
+      if (!ir)
+        return error(ir.error());
+      text = *ir;
+    } else {
+      return error("tilec: error: '" + input + "': expected a .mlir (tile IR) or .cpp (DSL program) file");
+    }
+    compiled = tilec::compileTileIR(text, opts, input);
+  }
+  if (!compiled)
+    return error(compiled.error());
+
+  const tilec::CompiledKernel &ck = *compiled;
+  switch (emit) {
+  case EmitKind::Tile:
+    return writeOutput(ck.tileIR + "\n");
+  case EmitKind::Hip:
+    return writeOutput(ck.hip);
+  case EmitKind::Asm:
+    return writeOutput(tilec::disassemble(ck));
+  case EmitKind::Obj:
+    return writeOutput(StringRef(ck.codeObject.data(), ck.codeObject.size()));
+  case EmitKind::Report:
+    return writeOutput(json ? ck.report.toJson() + "\n" : ck.report.toText());
+  }
+  return 0;
+}
