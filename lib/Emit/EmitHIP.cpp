@@ -389,7 +389,7 @@ FailureOr<EmittedKernel> Emitter::run() {
      << out.numWaves << " waves of " << target.waveSize << " lanes, " << out.ldsBytes
      << " bytes of LDS.\n";
   ss << "#include \"tilec_prelude.h\"\n\n";
-  ss << "extern \"C\" __global__ __launch_bounds__(" << threads << ") void " << out.name << "("
+  ss << "extern \"C\" __global__ TL_LAUNCH_BOUNDS(" << threads << ") void " << out.name << "("
      << params << ") {\n";
   if (out.ldsBytes > 0)
     ss << "  __shared__ __attribute__((aligned(16))) unsigned char tl_lds[" << out.ldsBytes << "];\n";

@@ -4,10 +4,13 @@
 // calculator tables in shared/data/matrix-layouts.
 #pragma once
 
+// hipRTC brings its own HIP headers; the in-process clang path has none.
+#ifndef __HIPCC_RTC__
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
 #define __shared__ __attribute__((shared))
-#define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+#endif
+#define TL_LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
 #define TL_INLINE __attribute__((device, always_inline)) inline
 
 namespace tl {

@@ -1,0 +1,37 @@
+// GEMM C = A @ B in the tilec DSL (see Gemm.cpp for the tile configuration).
+#pragma once
+
+#include "Registry.h"
+
+#include "tilec/dsl.hpp"
+#include "tilec/result.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace tilec::kernels {
+
+/// One compiled GEMM variant. Problem sizes (M, N, K) are not part of it: they
+/// are read from the tensors at run time.
+struct GemmConfig {
+  DType dtype = DType::bf16; ///< A and B (bf16 or f16)
+  DType out = DType::f32;    ///< C (f32 or bf16); accumulation is always f32
+  int64_t blockM = 128;      ///< rows of C per workgroup
+  int64_t blockN = 128;      ///< columns of C per workgroup
+  int64_t blockK = 32;       ///< depth of one k step
+  int waves = 4;             ///< wavefronts per workgroup
+  int stages = 2;            ///< software-pipelining depth of the k loop
+};
+
+/// "gemm_bf16_f32_128x128x32_w4_s2": the kernel symbol encodes the configuration.
+std::string gemmKernelName(const GemmConfig &config);
+
+/// LDS the A and B tiles take once the k loop is pipelined `stages` deep.
+int64_t gemmLdsBytes(const GemmConfig &config);
+
+Result<Kernel> buildGemm(const GemmConfig &config);
+
+/// The registry entry (`tilec --kernel=gemm -p M=... -p dtype=...`).
+KernelInfo gemmKernelInfo();
+
+} // namespace tilec::kernels

@@ -1,0 +1,37 @@
+// Reading a shipped kernel's `-p name=value` parameters (internal to kernels/).
+#pragma once
+
+#include "Registry.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec::kernels {
+
+/// Parameter values for one build: the given ones over the defaults. Getters
+/// record the first bad value; error() then describes it, naming the kernel,
+/// the parameter and what is valid.
+class ParamReader {
+public:
+  ParamReader(const KernelInfo &info, const KernelParams &given);
+
+  /// An integer in [min, max].
+  int64_t integer(const std::string &name, int64_t min, int64_t max);
+  /// One of `choices` (e.g. the dtypes a kernel supports).
+  DType dtype(const std::string &name, const std::vector<DType> &choices);
+
+  bool ok() const { return error_.empty(); }
+  Error error() const { return Error{error_}; }
+
+private:
+  const std::string &raw(const std::string &name);
+  void fail(const std::string &msg);
+
+  const KernelInfo &info_;
+  KernelParams values_;
+  std::string error_;
+};
+
+} // namespace tilec::kernels

@@ -1,0 +1,30 @@
+#include "Registry.h"
+
+#include "Gemm.h"
+
+namespace tilec::kernels {
+
+const std::vector<KernelInfo> &shippedKernels() {
+  static const std::vector<KernelInfo> kernels = {
+      gemmKernelInfo(),
+  };
+  return kernels;
+}
+
+const KernelInfo *findKernel(const std::string &name) {
+  for (const KernelInfo &k : shippedKernels())
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+Result<Kernel> buildKernel(const std::string &name, const KernelParams &params) {
+  if (const KernelInfo *k = findKernel(name))
+    return k->build(params);
+  std::string names;
+  for (const KernelInfo &k : shippedKernels())
+    names += (names.empty() ? "" : ", ") + k.name;
+  return Error{"unknown kernel '" + name + "'; shipped kernels: " + names};
+}
+
+} // namespace tilec::kernels

@@ -1,0 +1,43 @@
+// The registry of shipped kernels: what `tilec --list-kernels` lists and
+// `tilec --kernel=NAME -p key=value ...` builds. No MLIR: building a kernel runs
+// its DSL function and gives a tilec::Kernel (tile IR plus launch description).
+#pragma once
+
+#include "tilec/dsl.hpp"
+#include "tilec/result.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilec::kernels {
+
+/// One `-p name=value` parameter of a shipped kernel.
+struct KernelParam {
+  std::string name;
+  std::string defaultValue;
+  std::string help;
+};
+
+using KernelParams = std::map<std::string, std::string>;
+
+struct KernelInfo {
+  std::string name;
+  std::string summary;
+  std::vector<KernelParam> params;
+  /// Builds the kernel from `-p` values; missing ones take their defaults. An
+  /// unknown name or a bad value gives an error that lists the valid ones.
+  std::function<Result<Kernel>(const KernelParams &)> build;
+};
+
+/// Every shipped kernel, in a fixed order.
+const std::vector<KernelInfo> &shippedKernels();
+
+/// The shipped kernel called `name`, or nullptr.
+const KernelInfo *findKernel(const std::string &name);
+
+/// Builds shipped kernel `name`; an unknown name gives an error listing the shipped kernels.
+Result<Kernel> buildKernel(const std::string &name, const KernelParams &params = {});
+
+} // namespace tilec::kernels
