@@ -31,7 +31,7 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   using namespace dsl;
   const int64_t BM = config.blockM, BN = config.blockN, BK = config.blockK;
 
-  KernelBuilder kb(gemmKernelName(config), {config.waves});
+  KernelBuilder kb(gemmKernelName(config), {.numWaves = config.waves});
   Tensor A = kb.tensor("A", config.dtype, 2); // [M, K]
   Tensor B = kb.tensor("B", config.dtype, 2); // [K, N]
   Tensor C = kb.tensor("C", config.out, 2);   // [M, N]
@@ -51,10 +51,7 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 
   // ---- for each k step: acc[BM,BN] += A[BM,BK] @ B[BK,BN]
   //                                                      (default C[128,128] += A[128,32] @ B[32,128])
-  LoopOptions kLoop;
-  kLoop.numStages = config.stages;
-  kLoop.name = "kt";
-  kb.forLoop(0, numK, 1, kLoop, [&](Index kt) {
+  kb.forLoop(0, numK, 1, {.numStages = config.stages, .name = "kt"}, [&](Index kt) {
     Index k = kt * BK;
     kb.load(A, {row, k}, a); // a[BM,BK] = A[row:row+BM, k:k+BK]  (global -> LDS)
     kb.load(B, {k, col}, b); // b[BK,BN] = B[k:k+BK, col:col+BN]  (global -> LDS)
@@ -86,8 +83,8 @@ KernelInfo gemmKernelInfo() {
       {"waves", "4", "wavefronts per workgroup (1..16)"},
       {"stages", "2", "software-pipelining depth of the k loop (1..8)"},
   };
-  info.build = [](const KernelParams &given) -> Result<Kernel> {
-    ParamReader p(*findKernel("gemm"), given);
+  info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
+    ParamReader p(name, params, given);
     constexpr int64_t kMaxSize = int64_t(1) << 31, kMaxBlock = 512;
     p.integer("M", 1, kMaxSize);
     p.integer("N", 1, kMaxSize);

@@ -2,11 +2,14 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
 namespace tilec::kernels {
 
-ParamReader::ParamReader(const KernelInfo &info, const KernelParams &given) : info_(info) {
-  for (const KernelParam &p : info.params)
+ParamReader::ParamReader(std::string kernel, const std::vector<KernelParam> &params,
+                         const KernelParams &given)
+    : kernel_(std::move(kernel)) {
+  for (const KernelParam &p : params)
     values_[p.name] = p.defaultValue;
   for (const auto &[name, value] : given) {
     if (values_.count(name)) {
@@ -14,7 +17,7 @@ ParamReader::ParamReader(const KernelInfo &info, const KernelParams &given) : in
       continue;
     }
     std::string valid;
-    for (const KernelParam &p : info.params)
+    for (const KernelParam &p : params)
       valid += (valid.empty() ? "" : ", ") + p.name;
     fail("unknown parameter '" + name + "'; valid parameters: " + valid);
   }
@@ -24,7 +27,7 @@ const std::string &ParamReader::raw(const std::string &name) { return values_[na
 
 void ParamReader::fail(const std::string &msg) {
   if (error_.empty())
-    error_ = "kernel '" + info_.name + "': " + msg;
+    error_ = "kernel '" + kernel_ + "': " + msg;
 }
 
 int64_t ParamReader::integer(const std::string &name, int64_t min, int64_t max) {

@@ -15,7 +15,7 @@ namespace tilec::kernels {
 /// the parameter and what is valid.
 class ParamReader {
 public:
-  ParamReader(const KernelInfo &info, const KernelParams &given);
+  ParamReader(std::string kernel, const std::vector<KernelParam> &params, const KernelParams &given);
 
   /// An integer in [min, max].
   int64_t integer(const std::string &name, int64_t min, int64_t max);
@@ -29,7 +29,7 @@ private:
   const std::string &raw(const std::string &name);
   void fail(const std::string &msg);
 
-  const KernelInfo &info_;
+  std::string kernel_;
   KernelParams values_;
   std::string error_;
 };

@@ -10,6 +10,7 @@ packages=(
   libzstd-dev zlib1g-dev libedit-dev libcurl4-openssl-dev libxml2-dev libffi-dev
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libamdhip64-dev
+  libboost-context-dev
 )
 
 missing=()

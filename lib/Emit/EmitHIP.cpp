@@ -366,15 +366,20 @@ FailureOr<EmittedKernel> Emitter::run() {
         return failure();
       bool isConst = !written.count(arg);
       ps << (isConst ? "const " : "") << *ct << " *" << n;
-      for (int64_t d = 0; d < mt.getRank(); ++d)
+      out.paramTypes.push_back((isConst ? "const " : "") + *ct + " *");
+      for (int64_t d = 0; d < mt.getRank(); ++d) {
         ps << ", int " << n << "_d" << d;
+        out.paramTypes.push_back("int");
+      }
       vs << "  const tl::Global<" << *ct << ", " << llvm::format_hex(target.bufferRsrcFlags, 10)
          << "u> " << n << "_g(" << n << ", " << n << "_d0, "
          << (mt.getRank() > 1 ? n + "_d1" : std::string("1")) << ");\n";
     } else if (arg.getType().isF32()) {
       ps << "float " << n;
+      out.paramTypes.push_back("float");
     } else if (arg.getType().isIndex() || arg.getType().isInteger(32)) {
       ps << "int " << n;
+      out.paramTypes.push_back("int");
     } else {
       return f.emitError() << "kernel argument type " << arg.getType()
                            << " is not supported by the HIP emitter yet";

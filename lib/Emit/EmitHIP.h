@@ -20,13 +20,20 @@ struct EmittedKernel {
   int waveSize = 0;
   int64_t ldsBytes = 0;
   std::vector<std::array<int64_t, 3>> grid;  ///< (arg, axis, tile) per grid axis
+  /// C types of the kernel's parameters in order (e.g. "const tl::bf16 *",
+  /// "int", "float"): a tensor is a pointer followed by one int per dimension.
+  std::vector<std::string> paramTypes;
 };
 
 /// Emits `kernel` as HIP C++ for `target`. Unsupported constructs are reported
 /// as diagnostics on the offending op and yield failure.
 mlir::FailureOr<EmittedKernel> emitHIP(mlir::func::FuncOp kernel, const TargetInfo &target);
 
-/// The device prelude's text (embedded at build time).
+/// The device prelude's text (embedded at build time): the AMDGPU hardware
+/// layer and the tile primitives, handed to the JIT as "tilec_prelude.h".
 const std::string &devicePreludeText();
+/// The emulator prelude: the same tile primitives over the CPU wavefront
+/// emulator's hardware layer.
+const std::string &emulatorPreludeText();
 
 } // namespace tilec

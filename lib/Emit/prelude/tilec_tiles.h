@@ -1,27 +1,11 @@
-// tilec device prelude: the tile primitives that generated kernels call.
-// Handed to the JIT compiler as "tilec_prelude.h"; needs no ROCm headers.
-// Matrix-instruction layouts follow amd-targets.md sections 1-2 and the
-// calculator tables in shared/data/matrix-layouts.
+// tilec tile primitives: what generated kernels call. Written against the
+// hardware layer (tl::hw, from tilec_hw_*.h), so the same text serves the GPU
+// and the CPU wavefront emulator. Matrix-instruction layouts follow
+// amd-targets.md sections 1-2 and the calculator tables in
+// shared/data/matrix-layouts.
 #pragma once
 
-// hipRTC brings its own HIP headers; the in-process clang path has none.
-#ifndef __HIPCC_RTC__
-#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-#define __shared__ __attribute__((shared))
-#endif
-#define TL_LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
-#define TL_INLINE __attribute__((device, always_inline)) inline
-
 namespace tl {
-
-typedef short short4_t __attribute__((ext_vector_type(4)));
-typedef short short16_t __attribute__((ext_vector_type(16)));
-typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
-typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
-typedef float float4_t __attribute__((ext_vector_type(4)));
-typedef float float8_t __attribute__((ext_vector_type(8)));
-typedef float float16_t __attribute__((ext_vector_type(16)));
 
 /// bf16 stored as its 16 raw bits.
 struct bf16 {
@@ -45,16 +29,9 @@ template <> TL_INLINE bf16 from_f32<bf16>(float x) {
 }
 
 // --- work-item indices --------------------------------------------------------
-TL_INLINE int thread_id() { return (int)__builtin_amdgcn_workitem_id_x(); }
-TL_INLINE int block_id(int axis) {
-  return axis == 0 ? (int)__builtin_amdgcn_workgroup_id_x()
-                   : axis == 1 ? (int)__builtin_amdgcn_workgroup_id_y() : (int)__builtin_amdgcn_workgroup_id_z();
-}
-TL_INLINE void barrier() {
-  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
-  __builtin_amdgcn_s_barrier();
-  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
-}
+TL_INLINE int thread_id() { return hw::thread_id(); }
+TL_INLINE int block_id(int axis) { return hw::block_id(axis); }
+TL_INLINE void barrier() { hw::barrier(); }
 TL_INLINE int cdiv(int a, int b) { return (a + b - 1) / b; }
 TL_INLINE int imin(int a, int b) { return a < b ? a : b; }
 TL_INLINE int imax(int a, int b) { return a > b ? a : b; }
@@ -65,11 +42,11 @@ TL_INLINE int imax(int a, int b) { return a > b ? a : b; }
 /// of range, because the offset of an out-of-range element is pushed past
 /// num_records, which the hardware bounds check then rejects.
 template <class T, unsigned Flags> struct Global {
-  __amdgpu_buffer_rsrc_t rsrc;
+  hw::rsrc_t rsrc;
   int rows, cols;
   TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c) {
     long bytes = (long)r * c * (long)sizeof(T);
-    rsrc = __builtin_amdgcn_make_buffer_rsrc((void *)p, 0, (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes), Flags);
+    rsrc = hw::make_rsrc(p, (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes), Flags);
   }
   TL_INLINE int offset(int r, int c) const {
     bool in = r >= 0 && r < rows && c >= 0 && c < cols;
@@ -77,15 +54,15 @@ template <class T, unsigned Flags> struct Global {
   }
   TL_INLINE T load(int r, int c) const {
     if constexpr (sizeof(T) == 4)
-      return __builtin_bit_cast(T, __builtin_amdgcn_raw_buffer_load_b32(rsrc, offset(r, c), 0, 0));
+      return __builtin_bit_cast(T, hw::buffer_load_b32(rsrc, offset(r, c)));
     else
-      return __builtin_bit_cast(T, __builtin_amdgcn_raw_buffer_load_b16(rsrc, offset(r, c), 0, 0));
+      return __builtin_bit_cast(T, hw::buffer_load_b16(rsrc, offset(r, c)));
   }
   TL_INLINE void store(int r, int c, T v) const {
     if constexpr (sizeof(T) == 4)
-      __builtin_amdgcn_raw_buffer_store_b32(__builtin_bit_cast(unsigned, v), rsrc, offset(r, c), 0, 0);
+      hw::buffer_store_b32(__builtin_bit_cast(unsigned, v), rsrc, offset(r, c));
     else
-      __builtin_amdgcn_raw_buffer_store_b16(__builtin_bit_cast(unsigned short, v), rsrc, offset(r, c), 0, 0);
+      hw::buffer_store_b16(__builtin_bit_cast(unsigned short, v), rsrc, offset(r, c));
   }
 };
 
@@ -96,7 +73,8 @@ template <class T, int Rows, int Cols, int RowStride> struct Lds {
   using elem = T;
   static constexpr int rows = Rows, cols = Cols;
   T *base;
-  TL_INLINE T &at(int r, int c) const { return base[r * RowStride + c]; }
+  TL_INLINE T load(int r, int c) const { return hw::lds_read(base + r * RowStride + c); }
+  TL_INLINE void store(int r, int c, T v) const { hw::lds_write(base + r * RowStride + c, v); }
 };
 
 /// Copies the Rows x Cols window of `g` at (r0, c0) into `t`; the workgroup's
@@ -104,7 +82,7 @@ template <class T, int Rows, int Cols, int RowStride> struct Lds {
 template <int Threads, class G, class L> TL_INLINE void load_tile(const L &t, const G &g, int r0, int c0) {
   for (int i = thread_id(); i < L::rows * L::cols; i += Threads) {
     int r = i / L::cols, c = i % L::cols;
-    t.at(r, c) = g.load(r0 + r, c0 + c);
+    t.store(r, c, g.load(r0 + r, c0 + c));
   }
 }
 
@@ -114,13 +92,13 @@ TL_INLINE void gather_tile(const L &t, const G &g, const I &ids, int i0, int c0)
   for (int i = thread_id(); i < L::rows * L::cols; i += Threads) {
     int r = i / L::cols, c = i % L::cols;
     int row = i0 + r < ids.rows ? ids.load(i0 + r, 0) : -1;
-    t.at(r, c) = g.load(row, c0 + c);
+    t.store(r, c, g.load(row, c0 + c));
   }
 }
 
 template <int Threads, class L, class T> TL_INLINE void fill_lds(const L &t, T v) {
   for (int i = thread_id(); i < L::rows * L::cols; i += Threads)
-    t.at(i / L::cols, i % L::cols) = v;
+    t.store(i / L::cols, i % L::cols, v);
 }
 
 // --- matrix instructions as data ---------------------------------------------------
@@ -138,10 +116,10 @@ template <class In> struct Mfma32x32x8 {
   TL_INLINE static acc_t mma(short4_t a, short4_t b, acc_t c);
 };
 template <> TL_INLINE float16_t Mfma32x32x8<bf16>::mma(short4_t a, short4_t b, float16_t c) {
-  return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);
+  return hw::mfma_f32_32x32x8bf16_1k(a, b, c);
 }
 template <> TL_INLINE float16_t Mfma32x32x8<f16>::mma(short4_t a, short4_t b, float16_t c) {
-  return __builtin_amdgcn_mfma_f32_32x32x8f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c, 0, 0, 0);
+  return hw::mfma_f32_32x32x8f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c);
 }
 
 /// v_mfma_f32_16x16x16 {bf16,f16}: A = A[l%16][4*(l/16)+r]; D elem r = D[4*(l/16)+r][l%16].
@@ -155,10 +133,10 @@ template <class In> struct Mfma16x16x16 {
   TL_INLINE static acc_t mma(short4_t a, short4_t b, acc_t c);
 };
 template <> TL_INLINE float4_t Mfma16x16x16<bf16>::mma(short4_t a, short4_t b, float4_t c) {
-  return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, c, 0, 0, 0);
+  return hw::mfma_f32_16x16x16bf16_1k(a, b, c);
 }
 template <> TL_INLINE float4_t Mfma16x16x16<f16>::mma(short4_t a, short4_t b, float4_t c) {
-  return __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c, 0, 0, 0);
+  return hw::mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c);
 }
 
 // --- register tiles in an accumulator layout ------------------------------------------
@@ -233,8 +211,7 @@ template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &lhs,
 
 /// Lane shuffle within a wave (ds_bpermute, amd-targets.md section 5).
 TL_INLINE float shfl_xor(float x, int mask) {
-  int l = (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
-  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((l ^ mask) * 4, __builtin_bit_cast(int, x)));
+  return __builtin_bit_cast(float, hw::ds_bpermute((hw::lane_id() ^ mask) * 4, __builtin_bit_cast(int, x)));
 }
 
 /// Row reduction: dst[row] = op(dst[row] if accumulate, src[row][*]). Lanes
@@ -259,13 +236,13 @@ TL_INLINE void reduce_rows(Rows<A> &dst, const A &src, Op op, bool accumulate, f
     if (A::col(0, 0) % (A::cols / A::wn) == 0)
       for (int i = 0; i < A::TM; ++i)
         for (int e = 0; e < A::E; ++e)
-          scratch[A::row(i, e) * A::wn + A::wave_n()] = part[i][e];
+          hw::lds_write(scratch + A::row(i, e) * A::wn + A::wave_n(), part[i][e]);
     barrier();
     for (int i = 0; i < A::TM; ++i)
       for (int e = 0; e < A::E; ++e) {
-        float x = scratch[A::row(i, e) * A::wn];
+        float x = hw::lds_read(scratch + A::row(i, e) * A::wn);
         for (int w = 1; w < A::wn; ++w)
-          x = op(x, scratch[A::row(i, e) * A::wn + w]);
+          x = op(x, hw::lds_read(scratch + A::row(i, e) * A::wn + w));
         part[i][e] = x;
       }
     barrier();
@@ -287,12 +264,12 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
     for (int i = 0; i < A::TM; ++i) {
       int m = A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l);
       for (int r = 0; r < Atom::KPerLane; ++r)
-        af[i][r] = __builtin_bit_cast(short, a.at(m, k0 + Atom::a_k(l, r)));
+        af[i][r] = __builtin_bit_cast(short, a.load(m, k0 + Atom::a_k(l, r)));
     }
     for (int j = 0; j < A::TN; ++j) {
       int n = A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l);
       for (int r = 0; r < Atom::KPerLane; ++r)
-        bfr[j][r] = __builtin_bit_cast(short, TransposeB ? b.at(n, k0 + Atom::a_k(l, r)) : b.at(k0 + Atom::a_k(l, r), n));
+        bfr[j][r] = __builtin_bit_cast(short, TransposeB ? b.load(n, k0 + Atom::a_k(l, r)) : b.load(k0 + Atom::a_k(l, r), n));
     }
     for (int i = 0; i < A::TM; ++i)
       for (int j = 0; j < A::TN; ++j)
@@ -322,7 +299,7 @@ template <class A, class L> TL_INLINE void copy(const L &dst, const A &src) {
   for (int i = 0; i < A::TM; ++i)
     for (int j = 0; j < A::TN; ++j)
       for (int e = 0; e < A::E; ++e)
-        dst.at(A::row(i, e), A::col(j, e)) = from_f32<typename L::elem>(src.v[i][j][e]);
+        dst.store(A::row(i, e), A::col(j, e), from_f32<typename L::elem>(src.v[i][j][e]));
 }
 
 } // namespace tl

@@ -1,0 +1,71 @@
+// tilec hardware layer for AMDGPU (gfx9 / gfx11): the few operations the
+// tile primitives (tilec_tiles.h) need, as clang builtins. The CPU wavefront
+// emulator provides the same layer with host implementations, so the kernel
+// text and the tile primitives are identical on both.
+#pragma once
+
+// hipRTC brings its own HIP headers; the in-process clang path has none.
+#ifndef __HIPCC_RTC__
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#endif
+#define TL_LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+#define TL_INLINE __attribute__((device, always_inline)) inline
+
+namespace tl {
+
+typedef short short4_t __attribute__((ext_vector_type(4)));
+typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
+typedef float float4_t __attribute__((ext_vector_type(4)));
+typedef float float16_t __attribute__((ext_vector_type(16)));
+
+namespace hw {
+
+// --- work-items -----------------------------------------------------------------
+TL_INLINE int thread_id() { return (int)__builtin_amdgcn_workitem_id_x(); }
+TL_INLINE int block_id(int axis) {
+  return axis == 0 ? (int)__builtin_amdgcn_workgroup_id_x()
+                   : axis == 1 ? (int)__builtin_amdgcn_workgroup_id_y() : (int)__builtin_amdgcn_workgroup_id_z();
+}
+TL_INLINE void barrier() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+
+// --- buffer resources (amd-targets.md section 4) --------------------------------------
+typedef __amdgpu_buffer_rsrc_t rsrc_t;
+TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
+  return __builtin_amdgcn_make_buffer_rsrc((void *)p, 0, numRecordsBytes, flags);
+}
+TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b16(r, off, 0, 0); }
+TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b32(r, off, 0, 0); }
+TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b16(v, r, off, 0, 0); }
+TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b32(v, r, off, 0, 0); }
+
+// --- LDS ------------------------------------------------------------------------
+template <class T> TL_INLINE T lds_read(const T *p) { return *p; }
+template <class T> TL_INLINE void lds_write(T *p, T v) { *p = v; }
+
+// --- cross-lane (amd-targets.md section 5) -------------------------------------------
+TL_INLINE int lane_id() { return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
+/// Each lane reads the value of lane byteIndex / 4.
+TL_INLINE int ds_bpermute(int byteIndex, int v) { return __builtin_amdgcn_ds_bpermute(byteIndex, v); }
+
+// --- matrix instructions (amd-targets.md section 1) ----------------------------------
+TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {
+  return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);
+}
+TL_INLINE float4_t mfma_f32_16x16x16bf16_1k(short4_t a, short4_t b, float4_t c) {
+  return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, c, 0, 0, 0);
+}
+TL_INLINE float16_t mfma_f32_32x32x8f16(half4_t a, half4_t b, float16_t c) {
+  return __builtin_amdgcn_mfma_f32_32x32x8f16(a, b, c, 0, 0, 0);
+}
+TL_INLINE float4_t mfma_f32_16x16x16f16(half4_t a, half4_t b, float4_t c) {
+  return __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0);
+}
+
+} // namespace hw
+} // namespace tl

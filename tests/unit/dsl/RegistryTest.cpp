@@ -1,0 +1,99 @@
+// The shipped-kernel registry: every kernel builds with its defaults; unknown
+// parameters and bad values give errors that list what is valid.
+#include "Registry.h"
+#include "TileIR.h"
+
+#include <gtest/gtest.h>
+
+using namespace tilec;
+using kernels::buildKernel;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+TEST(Registry, EveryShippedKernelBuildsWithItsDefaultsAndVerifies) {
+  ASSERT_FALSE(kernels::shippedKernels().empty());
+  for (const kernels::KernelInfo &info : kernels::shippedKernels()) {
+    SCOPED_TRACE(info.name);
+    EXPECT_FALSE(info.summary.empty());
+    for (const kernels::KernelParam &p : info.params)
+      EXPECT_FALSE(p.help.empty()) << p.name;
+    Result<Kernel> k = info.build({});
+    ASSERT_TRUE(k.ok()) << k.error();
+    EXPECT_TRUE(test::verifies(*k));
+  }
+}
+
+TEST(Registry, FindsKernelsByName) {
+  ASSERT_NE(kernels::findKernel("gemm"), nullptr);
+  EXPECT_EQ(kernels::findKernel("gemm")->name, "gemm");
+  EXPECT_EQ(kernels::findKernel("nope"), nullptr);
+}
+
+TEST(Registry, GemmParametersAndDefaults) {
+  const kernels::KernelInfo *gemm = kernels::findKernel("gemm");
+  ASSERT_NE(gemm, nullptr);
+  std::map<std::string, std::string> defaults;
+  for (const kernels::KernelParam &p : gemm->params)
+    defaults[p.name] = p.defaultValue;
+  EXPECT_EQ(defaults, (std::map<std::string, std::string>{{"M", "4096"},
+                                                          {"N", "4096"},
+                                                          {"K", "4096"},
+                                                          {"dtype", "bf16"},
+                                                          {"out", "f32"},
+                                                          {"block_m", "128"},
+                                                          {"block_n", "128"},
+                                                          {"block_k", "32"},
+                                                          {"waves", "4"},
+                                                          {"stages", "2"}}));
+}
+
+TEST(Registry, UnknownKernelListsTheShippedOnes) {
+  Result<Kernel> k = buildKernel("gemmm");
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.error(), "unknown kernel 'gemmm'")) << k.error();
+  EXPECT_TRUE(contains(k.error(), "gemm")) << k.error();
+}
+
+TEST(Registry, UnknownParameterListsTheValidOnes) {
+  Result<Kernel> k = buildKernel("gemm", {{"blockm", "64"}});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.error(), "kernel 'gemm': unknown parameter 'blockm'")) << k.error();
+  EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, block_m, block_n, block_k, "
+                                  "waves, stages"))
+      << k.error();
+}
+
+TEST(Registry, NonIntegerSizeIsRejected) {
+  for (const char *bad : {"abc", "12x", "", "0", "-5", "99999999999999999999"}) {
+    Result<Kernel> k = buildKernel("gemm", {{"M", bad}});
+    ASSERT_FALSE(k.ok()) << bad;
+    EXPECT_TRUE(contains(k.error(), "parameter 'M' must be an integer in [1, 2147483648], got '" +
+                                        std::string(bad) + "'"))
+        << k.error();
+  }
+}
+
+TEST(Registry, BadDtypeListsTheValidOnes) {
+  Result<Kernel> k = buildKernel("gemm", {{"dtype", "xyz"}});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.error(), "parameter 'dtype' must be one of bf16, f16, got 'xyz'")) << k.error();
+
+  k = buildKernel("gemm", {{"out", "f16"}});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.error(), "parameter 'out' must be one of f32, bf16, got 'f16'")) << k.error();
+}
+
+TEST(Registry, OutOfRangeConfigurationIsRejected) {
+  Result<Kernel> k = buildKernel("gemm", {{"waves", "17"}});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.error(), "parameter 'waves' must be an integer in [1, 16], got '17'")) << k.error();
+  k = buildKernel("gemm", {{"stages", "0"}});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.error(), "parameter 'stages'")) << k.error();
+}
+
+} // namespace
