@@ -20,3 +20,5 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/tilecConfigVersion.
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tilecConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/tilecConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
+set_target_properties(tilec tilec-opt PROPERTIES
+  INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${LLVM_LIBRARY_DIR}")

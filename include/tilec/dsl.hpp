@@ -32,6 +32,7 @@
 // Public header: standard library only, never MLIR or LLVM; throws nothing.
 #pragma once
 
-#include "tilec/dsl/builder.hpp"
-#include "tilec/dsl/dtype.hpp"
-#include "tilec/dsl/kernel.hpp"
+#include "tilec/dsl/builder.hpp" // KernelBuilder
+#include "tilec/dsl/dtype.hpp"   // DType
+#include "tilec/dsl/kernel.hpp"  // Kernel, GridDim, KernelArg
+#include "tilec/dsl/values.hpp"  // Index, Tensor, Tile, Scalar, GridExtent, options

@@ -78,9 +78,9 @@ int writeOutput(StringRef data) {
 }
 
 void printKernelList() {
-  for (const tilec::KernelInfo &k : tilec::shippedKernels()) {
+  for (const tilec::kernels::KernelInfo &k : tilec::kernels::shippedKernels()) {
     outs() << k.name << ": " << k.summary << "\n";
-    for (const tilec::KernelParam &p : k.params)
+    for (const tilec::kernels::KernelParam &p : k.params)
       outs() << "  -p " << p.name << "=" << p.defaultValue << "\t" << p.help << "\n";
   }
 }
@@ -172,10 +172,10 @@ int main(int argc, char **argv) {
 
   tilec::Result<tilec::CompiledKernel> compiled = tilec::Error{""};
   if (!kernelName.empty()) {
-    const tilec::KernelInfo *info = tilec::findKernel(kernelName);
+    const tilec::kernels::KernelInfo *info = tilec::kernels::findKernel(kernelName);
     if (!info) {
       std::string known;
-      for (const tilec::KernelInfo &k : tilec::shippedKernels())
+      for (const tilec::kernels::KernelInfo &k : tilec::kernels::shippedKernels())
         known += (known.empty() ? "" : ", ") + k.name;
       return error("tilec: error: unknown kernel '" + kernelName + "' (shipped: " + known + ")");
     }

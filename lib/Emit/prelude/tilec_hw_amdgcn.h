@@ -35,6 +35,8 @@ TL_INLINE void barrier() {
 }
 
 // --- buffer resources (amd-targets.md section 4) --------------------------------------
+#if __has_builtin(__builtin_amdgcn_make_buffer_rsrc)
+// clang >= 19: typed buffer resources and builtins.
 typedef __amdgpu_buffer_rsrc_t rsrc_t;
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   return __builtin_amdgcn_make_buffer_rsrc((void *)p, 0, numRecordsBytes, flags);
@@ -43,6 +45,28 @@ TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return __builtin_a
 TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b32(r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b16(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b32(v, r, off, 0, 0); }
+#else
+// Older compilers (e.g. the hipRTC of ROCm 5.x): the V# as four dwords and the
+// LLVM intrinsics reached through asm labels.
+typedef int rsrc_t __attribute__((ext_vector_type(4)));
+__device__ int tl_raw_buffer_load_i32(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i32");
+__device__ short tl_raw_buffer_load_i16(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i16");
+__device__ void tl_raw_buffer_store_i32(int, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i32");
+__device__ void tl_raw_buffer_store_i16(short, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i16");
+TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
+  unsigned long long a = (unsigned long long)p;
+  rsrc_t r;
+  r.x = (int)(unsigned)a;                 // base address bits 0-31
+  r.y = (int)(unsigned)(a >> 32) & 0xffff; // base address bits 32-47, stride 0
+  r.z = numRecordsBytes;                  // num_records (bytes, raw mode)
+  r.w = (int)flags;                       // word 3 flags
+  return r;
+}
+TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)tl_raw_buffer_load_i16(r, off, 0, 0); }
+TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return (unsigned)tl_raw_buffer_load_i32(r, off, 0, 0); }
+TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { tl_raw_buffer_store_i16((short)v, r, off, 0, 0); }
+TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { tl_raw_buffer_store_i32((int)v, r, off, 0, 0); }
+#endif
 
 // --- LDS ------------------------------------------------------------------------
 template <class T> TL_INLINE T lds_read(const T *p) { return *p; }

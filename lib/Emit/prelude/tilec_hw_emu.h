@@ -1,5 +1,137 @@
-// tilec hardware layer for the CPU wavefront emulator: host implementations
-// of the operations in tilec_hw_amdgcn.h (same names, same semantics).
-// Being written: see lib/Emu.
+// tilec hardware layer for the CPU wavefront emulator (lib/Emu): the
+// operations of tilec_hw_amdgcn.h with the same names and semantics, compiled
+// for the host. Every operation calls into the emulator runtime through the
+// function table `tl_emu_abi` that the runtime installs after dlopen
+// (tilec_emu_bind, generated next to the kernel). Lanes run as fibers; one OS
+// thread runs all lanes of one workgroup at a time, so `__shared__` is
+// `static thread_local` storage (the runtime finds it through the module's TLS
+// block and zeroes it when a workgroup starts).
+//
+// With TL_EMU_ABI_ONLY defined only the ABI table is declared: lib/Emu
+// includes this file that way, so the table has one definition.
 #pragma once
-#error "the CPU wavefront emulator's hardware layer is not implemented yet"
+
+extern "C" {
+/// A raw buffer resource (amd-targets.md section 4): base, num_records (bytes), word 3.
+struct tl_emu_rsrc {
+  const void *base;
+  unsigned numRecords;
+  unsigned flags;
+};
+
+/// Wave-collective operations (all lanes of the wave rendezvous).
+enum tl_emu_matrix_op {
+  TL_EMU_MFMA_F32_32X32X8_BF16 = 0,   // short4 x short4 + float16
+  TL_EMU_MFMA_F32_16X16X16_BF16 = 1,  // short4 x short4 + float4
+  TL_EMU_MFMA_F32_32X32X8_F16 = 2,    // half4 x half4 + float16
+  TL_EMU_MFMA_F32_16X16X16_F16 = 3,   // half4 x half4 + float4
+  TL_EMU_WMMA_F32_16X16X16_F16_W32 = 4,   // half16 x half16 + float8 (wave32)
+  TL_EMU_WMMA_F32_16X16X16_BF16_W32 = 5,  // short16 x short16 + float8 (wave32)
+};
+
+#define TL_EMU_ABI_VERSION 1u
+struct tl_emu_abi {
+  unsigned version;
+  int (*thread_id)(void);
+  int (*block_id)(int axis);
+  int (*lane_id)(void);
+  void (*barrier)(void);
+  /// Loads `bytes` (2 or 4) at r->base + off; 0 when off is past num_records.
+  unsigned (*buffer_load)(const struct tl_emu_rsrc *r, int off, int bytes);
+  /// Stores `bytes` (2 or 4); dropped when off is past num_records.
+  void (*buffer_store)(const struct tl_emu_rsrc *r, int off, int bytes, unsigned value);
+  /// LDS access of `bytes` at p: reads into / writes from *value.
+  void (*lds_access)(void *p, void *value, int bytes, int isWrite);
+  int (*ds_bpermute)(int byteIndex, int value);
+  /// d = op(a, b, c) for this lane's registers; a, b, c, d point at the lane's vectors.
+  void (*matrix)(int op, const void *a, const void *b, const void *c, void *d);
+};
+}
+
+#ifndef TL_EMU_ABI_ONLY
+
+#define __global__
+#define __device__
+#define __shared__ static thread_local
+#define TL_LAUNCH_BOUNDS(n)
+#define TL_INLINE inline
+
+namespace tl {
+
+typedef short short4_t __attribute__((ext_vector_type(4)));
+typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
+typedef float float4_t __attribute__((ext_vector_type(4)));
+typedef float float16_t __attribute__((ext_vector_type(16)));
+typedef short short16_t __attribute__((ext_vector_type(16)));
+typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
+typedef float float8_t __attribute__((ext_vector_type(8)));
+
+namespace hw {
+
+/// Installed by tilec_emu_bind before the first launch.
+inline const tl_emu_abi *emu = nullptr;
+
+// --- work-items -----------------------------------------------------------------
+TL_INLINE int thread_id() { return emu->thread_id(); }
+TL_INLINE int block_id(int axis) { return emu->block_id(axis); }
+TL_INLINE void barrier() { emu->barrier(); }
+
+// --- buffer resources (amd-targets.md section 4) --------------------------------------
+typedef tl_emu_rsrc rsrc_t;
+TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
+  return rsrc_t{p, (unsigned)numRecordsBytes, flags};
+}
+TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)emu->buffer_load(&r, off, 2); }
+TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return emu->buffer_load(&r, off, 4); }
+TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { emu->buffer_store(&r, off, 2, v); }
+TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { emu->buffer_store(&r, off, 4, v); }
+
+// --- LDS (recorded for the race checker and the bank-conflict counter) ------------
+template <class T> TL_INLINE T lds_read(const T *p) {
+  T v;
+  emu->lds_access((void *)p, &v, (int)sizeof(T), 0);
+  return v;
+}
+template <class T> TL_INLINE void lds_write(T *p, T v) { emu->lds_access((void *)p, &v, (int)sizeof(T), 1); }
+
+// --- cross-lane (amd-targets.md section 5) -------------------------------------------
+TL_INLINE int lane_id() { return emu->lane_id(); }
+/// Each lane reads the value of lane byteIndex / 4.
+TL_INLINE int ds_bpermute(int byteIndex, int v) { return emu->ds_bpermute(byteIndex, v); }
+
+// --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
+TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {
+  float16_t d;
+  emu->matrix(TL_EMU_MFMA_F32_32X32X8_BF16, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float4_t mfma_f32_16x16x16bf16_1k(short4_t a, short4_t b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MFMA_F32_16X16X16_BF16, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float16_t mfma_f32_32x32x8f16(half4_t a, half4_t b, float16_t c) {
+  float16_t d;
+  emu->matrix(TL_EMU_MFMA_F32_32X32X8_F16, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float4_t mfma_f32_16x16x16f16(half4_t a, half4_t b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MFMA_F32_16X16X16_F16, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float8_t wmma_f32_16x16x16_f16_w32(half16_t a, half16_t b, float8_t c) {
+  float8_t d;
+  emu->matrix(TL_EMU_WMMA_F32_16X16X16_F16_W32, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float8_t wmma_f32_16x16x16_bf16_w32(short16_t a, short16_t b, float8_t c) {
+  float8_t d;
+  emu->matrix(TL_EMU_WMMA_F32_16X16X16_BF16_W32, &a, &b, &c, &d);
+  return d;
+}
+
+} // namespace hw
+} // namespace tl
+
+#endif // TL_EMU_ABI_ONLY

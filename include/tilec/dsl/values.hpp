@@ -1,0 +1,227 @@
+// tilec DSL: the values a kernel is written with (Index, Tensor, Tile, Scalar,
+// GridExtent), the op vocabulary (MapFn, ReduceKind) and the options structs.
+//
+// Standard library only (public header, house rule 7).
+#pragma once
+
+#include "tilec/dsl/dtype.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tilec::dsl {
+
+/// Where a DSL call was written. Every DSL entry point takes one as its last
+/// parameter, defaulted to the caller's file and line; it becomes the op's
+/// MLIR location and the prefix of DSL error messages.
+struct SourceLoc {
+  const char *file;
+  int line;
+  SourceLoc(const char *callerFile = __builtin_FILE(), int callerLine = __builtin_LINE())
+      : file(callerFile), line(callerLine) {}
+};
+
+/// Where a tile lives: LDS (shared by the workgroup) or the workgroup's registers.
+enum class Space { lds, reg };
+
+/// Elementwise functions of `tile.map` (same names as the dialect's MapFn).
+enum class MapFn {
+  // unary: dst = f(src)
+  copy, // converts between element types
+  neg, exp, exp2, log, recip, relu, silu, sigmoid, gelu_tanh,
+  scale,      // src * scalar
+  add_scalar, // src + scalar
+  // binary: dst = f(lhs, rhs)
+  add, sub, mul, div, max, min,
+  sub_exp2 // exp2(lhs - rhs): online-softmax rescaling
+};
+
+enum class ReduceKind { sum, max, min };
+
+/// How a rank-1 right-hand side of a binary map spreads over a rank-2 tile.
+enum class Broadcast {
+  PerRow,    ///< one value per row (length = rows), as a row reduction gives
+  PerColumn, ///< one value per column (length = cols), e.g. a bias
+};
+
+struct KernelOptions {
+  int numWaves = 4; ///< wavefronts per workgroup, 1..16
+};
+struct GemmOptions {
+  bool transposeB = false; ///< B is given as N x K (e.g. K of attention)
+};
+struct MapOptions {
+  Broadcast broadcast = Broadcast::PerRow;
+};
+struct ReduceOptions {
+  int axis = 1;            ///< 1: one value per row; 0: one value per column
+  bool accumulate = false; ///< the destination's old values take part (m = max(m, rowmax(s)))
+};
+struct LoopOptions {
+  int numStages = 1;       ///< software-pipelining depth (tile.num_stages), 1..8
+  std::string name = "iv"; ///< name of the induction variable in the IR
+};
+
+inline const char *spaceName(Space s) { return s == Space::lds ? "lds" : "reg"; }
+
+inline const char *mapFnName(MapFn fn) {
+  switch (fn) {
+  case MapFn::copy: return "copy";
+  case MapFn::neg: return "neg";
+  case MapFn::exp: return "exp";
+  case MapFn::exp2: return "exp2";
+  case MapFn::log: return "log";
+  case MapFn::recip: return "recip";
+  case MapFn::relu: return "relu";
+  case MapFn::silu: return "silu";
+  case MapFn::sigmoid: return "sigmoid";
+  case MapFn::gelu_tanh: return "gelu_tanh";
+  case MapFn::scale: return "scale";
+  case MapFn::add_scalar: return "add_scalar";
+  case MapFn::add: return "add";
+  case MapFn::sub: return "sub";
+  case MapFn::mul: return "mul";
+  case MapFn::div: return "div";
+  case MapFn::max: return "max";
+  case MapFn::min: return "min";
+  case MapFn::sub_exp2: return "sub_exp2";
+  }
+  return "?";
+}
+
+inline bool isBinary(MapFn fn) { return fn >= MapFn::add; }
+inline bool needsScalar(MapFn fn) { return fn == MapFn::scale || fn == MapFn::add_scalar; }
+
+inline const char *reduceKindName(ReduceKind k) {
+  switch (k) {
+  case ReduceKind::sum: return "sum";
+  case ReduceKind::max: return "max";
+  case ReduceKind::min: return "min";
+  }
+  return "?";
+}
+
+class KernelBuilder;
+class Tensor;
+namespace detail {
+struct State;
+} // namespace detail
+
+/// An `index` value: a constant (integers convert implicitly) or an SSA value of
+/// the kernel (block ids, tensor sizes, loop variables, arithmetic on those).
+/// Index values are sizes and offsets: arithmetic is unsigned (arith.*ui).
+/// Arithmetic on two constants folds; constants are emitted once per value.
+class Index {
+public:
+  /// An integer constant. Where the conversion happens (e.g. the `32` in
+  /// `kt * 32`) becomes the location of the arithmetic that uses it.
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Index(T value, SourceLoc loc = {}) : const_(static_cast<int64_t>(value)), loc_(loc) {}
+
+  bool isConstant() const { return id_ < 0; }
+  /// The value of a constant Index (0 for SSA values).
+  int64_t constant() const { return isConstant() ? const_ : 0; }
+
+private:
+  friend struct detail::State;
+  friend class KernelBuilder;
+  friend class Tensor;
+  Index(detail::State *state, int id) : state_(state), id_(id) {}
+
+  detail::State *state_ = nullptr;
+  int id_ = -1; ///< value number in state_, -1 for a constant
+  int64_t const_ = 0;
+  std::optional<SourceLoc> loc_; ///< where a constant was written
+};
+
+inline Index operator+(const Index &a, const Index &b);
+inline Index operator-(const Index &a, const Index &b);
+inline Index operator*(const Index &a, const Index &b);
+/// Unsigned floor division and remainder (arith.divui / arith.remui).
+inline Index operator/(const Index &a, const Index &b);
+inline Index operator%(const Index &a, const Index &b);
+/// ceil(a / b) (arith.ceildivui): the number of b-sized tiles covering a.
+inline Index cdiv(const Index &a, const Index &b, SourceLoc loc = {});
+inline Index min(const Index &a, const Index &b, SourceLoc loc = {});
+inline Index max(const Index &a, const Index &b, SourceLoc loc = {});
+
+/// One grid axis, given to KernelBuilder::grid.
+class GridExtent {
+public:
+  /// ceil(dim `axis` of `t` / tile) workgroups.
+  static GridExtent ceilDiv(const Tensor &t, int axis, int64_t tile);
+  /// A constant number of workgroups.
+  static GridExtent fixed(int64_t count) { return GridExtent(nullptr, kConstant, 0, count); }
+
+private:
+  friend class KernelBuilder;
+  GridExtent(detail::State *state, int tensor, int axis, int64_t tile)
+      : state_(state), tensor_(tensor), axis_(axis), tile_(tile) {}
+  static constexpr int kConstant = -1, kNoTensor = -2;
+  detail::State *state_;
+  int tensor_; ///< kConstant: the extent is `tile_`; kNoTensor: an invalid Tensor was given
+  int axis_;
+  int64_t tile_;
+};
+
+/// A global tensor argument of the kernel: row-major, run-time sizes.
+class Tensor {
+public:
+  Tensor() = default;
+  /// Size of dimension `axis` (memref.dim).
+  Index dim(int axis, SourceLoc loc = {}) const;
+
+  bool valid() const { return state_ != nullptr && id_ >= 0; }
+  const std::string &name() const;
+  DType dtype() const;
+  int rank() const;
+
+private:
+  friend class KernelBuilder;
+  friend class GridExtent;
+  friend struct detail::State;
+  Tensor(detail::State *state, int id) : state_(state), id_(id) {}
+  detail::State *state_ = nullptr;
+  int id_ = -1;
+};
+
+/// A statically shaped tile in LDS or registers. Tiles live for the whole
+/// kernel (they are allocated at its entry wherever they are declared).
+class Tile {
+public:
+  Tile() = default;
+
+  bool valid() const { return state_ != nullptr && id_ >= 0; }
+  const std::string &name() const;
+  const std::vector<int64_t> &shape() const;
+  DType dtype() const;
+  Space space() const;
+  int rank() const { return static_cast<int>(shape().size()); }
+  int64_t rows() const { return shape().empty() ? 0 : shape()[0]; }
+  int64_t cols() const { return shape().size() > 1 ? shape()[1] : 1; }
+
+private:
+  friend class KernelBuilder;
+  friend struct detail::State;
+  Tile(detail::State *state, int id) : state_(state), id_(id) {}
+  detail::State *state_ = nullptr;
+  int id_ = -1;
+};
+
+/// A run-time f32 scalar argument (e.g. a softmax scale).
+class Scalar {
+public:
+  Scalar() = default;
+  bool valid() const { return state_ != nullptr && id_ >= 0; }
+
+private:
+  friend class KernelBuilder;
+  Scalar(detail::State *state, int id) : state_(state), id_(id) {}
+  detail::State *state_ = nullptr;
+  int id_ = -1;
+};
+
+} // namespace tilec::dsl

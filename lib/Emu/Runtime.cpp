@@ -1,0 +1,726 @@
+// The wavefront runtime: workgroups on worker threads, lanes as fibers
+// (Boost.Context fcontext), the hardware-layer operations of tilec_hw_emu.h
+// and the checkers. The model is documented in Emulator.h.
+#include "Emu/Runtime.h"
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <link.h>
+#include <mutex>
+#include <sys/mman.h>
+#include <thread>
+
+namespace bctx = boost::context::detail;
+
+namespace tilec::emu::detail {
+namespace {
+
+constexpr size_t kStackBytes = 256 * 1024;  ///< per lane; touched lazily
+constexpr size_t kGuardBytes = 4096;
+constexpr int kMessagesPerKind = 4;
+
+enum class LaneState : uint8_t { Runnable, AtCollective, AtBarrier, Done };
+enum class Collective : uint8_t { None, Bpermute, Matrix };
+
+struct Lane {
+  bctx::fcontext_t ctx = nullptr;
+  LaneState state = LaneState::Runnable;
+  Collective coll = Collective::None;
+  int op = 0;
+  const void *a = nullptr, *b = nullptr, *c = nullptr;
+  void *d = nullptr;
+  int bpIndex = 0, bpValue = 0, bpResult = 0;
+  int tid = 0, lane = 0, wave = 0;
+  int ldsSeq = 0;  ///< LDS accesses since the wave's last convergence point
+};
+
+struct LdsAccess {
+  int lane;
+  uint32_t offset;
+  int bytes;
+};
+
+struct Wave {
+  int first = 0, count = 0;
+  std::vector<std::vector<LdsAccess>> groups;  ///< groups[k]: the lanes' k-th accesses
+  int usedGroups = 0;
+  int barriers = 0;
+};
+
+/// Race-checker state of one LDS byte.
+struct Shadow {
+  uint32_t wEpoch = 0, rEpoch = 0;
+  uint16_t wWave = 0, rWave = 0;
+  uint8_t rMulti = 0;
+};
+
+enum MessageKind { OutOfBounds, Race, Deadlock, Invalid, NumKinds };
+
+/// State shared by the workers of one launch.
+struct Shared {
+  const GridJob *job;
+  std::atomic<int64_t> next{0};
+  int64_t total = 0;
+  std::mutex mutex;
+  LaunchReport report;
+  std::atomic<int> messageCount[NumKinds] = {};
+
+  /// Records the text `make()` builds, if fewer than kMessagesPerKind of `kind` were recorded.
+  template <class F> void message(MessageKind kind, F make) {
+    if (messageCount[kind].load(std::memory_order_relaxed) >= kMessagesPerKind ||
+        messageCount[kind].fetch_add(1) >= kMessagesPerKind)
+      return;
+    std::string text = make();
+    std::lock_guard<std::mutex> lock(mutex);
+    report.messages.push_back(std::move(text));
+  }
+};
+
+struct Worker {
+  Shared *shared = nullptr;
+  const GridJob *job = nullptr;
+  char *stacks = nullptr;
+  size_t stackMapBytes = 0;
+  std::vector<Lane> lanes;
+  std::vector<Wave> waves;
+  bctx::fcontext_t sched = nullptr;
+  Lane *cur = nullptr;
+  int block[3] = {0, 0, 0};
+  uint8_t *ldsBase = nullptr;
+  size_t ldsSize = 0;
+  std::vector<Shadow> shadow;
+  uint32_t epoch = 0;
+  size_t allocHint = 0;
+  // counters, merged into the report at the end
+  int64_t oob = 0, races = 0, bankCycles = 0, ldsAccesses = 0, ldsInstr = 0, invalid = 0, laneInstr = 0;
+  bool deadlock = false;
+
+  ~Worker() {
+    if (stacks)
+      munmap(stacks, stackMapBytes);
+  }
+  std::string where(const Lane &l) const {
+    return "kernel " + job->kernelName + " workgroup (" + std::to_string(block[0]) + "," + std::to_string(block[1]) +
+           "," + std::to_string(block[2]) + ") lane " + std::to_string(l.tid) + " (wave " + std::to_string(l.wave) +
+           ")";
+  }
+};
+
+thread_local Worker *tWorker = nullptr;
+
+std::string hex(uintptr_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
+  return buf;
+}
+
+// --- fibers -------------------------------------------------------------------------
+
+void yieldToScheduler(Worker *w) {
+  bctx::transfer_t t = bctx::jump_fcontext(w->sched, nullptr);
+  w->sched = t.fctx;
+}
+
+void laneMain(bctx::transfer_t t) {
+  Worker *w = tWorker;
+  w->sched = t.fctx;
+  w->job->entry(w->job->args);
+  w->cur->state = LaneState::Done;
+  yieldToScheduler(w);  // never resumed
+  __builtin_unreachable();
+}
+
+void resume(Worker &w, Lane &lane) {
+  w.cur = &lane;
+  bctx::transfer_t t = bctx::jump_fcontext(lane.ctx, nullptr);
+  lane.ctx = t.fctx;
+}
+
+// --- bank conflicts (amd-targets.md section 3) -----------------------------------------
+
+/// Phase of lane `l` for an access of `bytes` (b32 and narrower, b64, b128).
+int phaseOf(int l, int bytes, int waveSize) {
+  // b128 groups within each 32 lanes: {0-3,20-23} {4-7,16-19} {8-11,28-31} {12-15,24-27}.
+  auto b128Group = [](int q) { return q < 16 ? q / 4 : ((q - 16) / 4) ^ 1; };
+  if (waveSize == 64) {
+    if (bytes <= 4)
+      return l / 32;           // 2 x 32
+    if (bytes <= 8)
+      return l / 16;           // 4 x 16, contiguous
+    return 2 * b128Group(l % 32) + l / 32;  // 8 x 8
+  }
+  if (bytes <= 4)
+    return 0;                  // 1 x 32
+  if (bytes <= 8)
+    return l / 16;             // 2 x 16
+  return b128Group(l % 32);    // 4 x 8
+}
+
+int64_t conflictCycles(const LdsAccess *acc, size_t n, int waveSize, int banks) {
+  int width = 0;
+  for (size_t i = 0; i < n; ++i)
+    width = std::max(width, acc[i].bytes);
+  // dwords touched per phase (at most 8 phases, 32 lanes x 4 dwords each)
+  std::vector<uint32_t> dwords[8];
+  for (size_t i = 0; i < n; ++i) {
+    int p = phaseOf(acc[i].lane, width, waveSize);
+    uint32_t first = acc[i].offset / 4, last = (acc[i].offset + (uint32_t)acc[i].bytes - 1) / 4;
+    for (uint32_t d = first; d <= last; ++d)
+      dwords[p].push_back(d);
+  }
+  int64_t extra = 0;
+  std::vector<int> perBank(banks);
+  for (auto &ds : dwords) {
+    if (ds.empty())
+      continue;
+    std::sort(ds.begin(), ds.end());
+    ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
+    std::fill(perBank.begin(), perBank.end(), 0);
+    int worst = 0;
+    for (uint32_t d : ds)
+      worst = std::max(worst, ++perBank[d % banks]);
+    extra += worst - 1;
+  }
+  return extra;
+}
+
+/// Counts the wave's grouped LDS instructions and starts a new grouping.
+void flushWave(Worker &w, Wave &wave) {
+  for (int k = 0; k < wave.usedGroups; ++k) {
+    auto &g = wave.groups[k];
+    if (g.empty())
+      continue;
+    ++w.ldsInstr;
+    w.bankCycles += conflictCycles(g.data(), g.size(), w.job->waveSize, w.job->ldsBanks);
+    g.clear();
+  }
+  wave.usedGroups = 0;
+  for (int i = 0; i < wave.count; ++i)
+    w.lanes[wave.first + i].ldsSeq = 0;
+}
+
+// --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
+
+struct MatrixShape {
+  int m, n, k, kPerLane, accPerLane, lanes;
+  bool bf16;  ///< else f16
+  bool wmma;
+};
+
+MatrixShape shapeOf(int op) {
+  switch (op) {
+  case TL_EMU_MFMA_F32_32X32X8_BF16: return {32, 32, 8, 4, 16, 64, true, false};
+  case TL_EMU_MFMA_F32_16X16X16_BF16: return {16, 16, 16, 4, 4, 64, true, false};
+  case TL_EMU_MFMA_F32_32X32X8_F16: return {32, 32, 8, 4, 16, 64, false, false};
+  case TL_EMU_MFMA_F32_16X16X16_F16: return {16, 16, 16, 4, 4, 64, false, false};
+  case TL_EMU_WMMA_F32_16X16X16_F16_W32: return {16, 16, 16, 16, 8, 32, false, true};
+  case TL_EMU_WMMA_F32_16X16X16_BF16_W32: return {16, 16, 16, 16, 8, 32, true, true};
+  default: return {0, 0, 0, 0, 0, 0, false, false};
+  }
+}
+
+/// A operand element e of lane l -> (m, k); B uses the same formula with m -> n.
+void operandCoord(const MatrixShape &s, int l, int e, int &row, int &k) {
+  if (s.wmma) {  // A[l%16][e]
+    row = l % 16;
+    k = e;
+  } else {       // 32x32x8: A[l%32][4*(l/32)+e]; 16x16x16: A[l%16][4*(l/16)+e]
+    row = l % s.m;
+    k = s.kPerLane * (l / s.m) + e;
+  }
+}
+
+/// D element r of lane l -> (m, n).
+void accCoord(const MatrixShape &s, int l, int r, int &m, int &n) {
+  if (s.wmma) {  // D[2r + l/16][l%16]
+    m = 2 * r + l / 16;
+    n = l % 16;
+  } else if (s.m == 32) {  // D[8*(r/4) + 4*(l/32) + r%4][l%32]
+    m = 8 * (r / 4) + 4 * (l / 32) + r % 4;
+    n = l % 32;
+  } else {  // D[4*(l/16) + r][l%16]
+    m = 4 * (l / 16) + r;
+    n = l % 16;
+  }
+}
+
+float operandValue(const void *v, int e, bool bf16) {
+  if (bf16) {
+    uint32_t bits = (uint32_t)((const uint16_t *)v)[e] << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+  }
+  return (float)((const _Float16 *)v)[e];
+}
+
+void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &parts) {
+  MatrixShape s = shapeOf(op);
+  auto zeroAll = [&] {
+    for (Lane *l : parts)
+      memset(l->d, 0, (size_t)std::max(s.accPerLane, 1) * 4);
+  };
+  if (s.m == 0 || s.lanes != w.job->waveSize) {
+    w.invalid += 1;
+    w.shared->message(Invalid, [&] { return std::string("invalid instruction: " + w.where(*parts[0]) + ": matrix op " + std::to_string(op) +
+                                   (s.m == 0 ? " is unknown" : " needs wave" + std::to_string(s.lanes)) +
+                                   " (amd-targets.md sections 1-2)"); });
+    if (s.m != 0)
+      zeroAll();
+    return;
+  }
+  std::vector<double> A(s.m * s.k, 0.0), B(s.k * s.n, 0.0), C(s.m * s.n, 0.0);
+  for (Lane *l : parts) {
+    int ln = l->lane;
+    if (s.wmma && ln >= 16) {
+      // Lanes l and l+16 must hold identical A/B data (section 2).
+      const Lane *twin = nullptr;
+      for (Lane *o : parts)
+        if (o->lane == ln - 16)
+          twin = o;
+      size_t bytes = (size_t)s.kPerLane * 2;
+      if (twin && (memcmp(twin->a, l->a, bytes) != 0 || memcmp(twin->b, l->b, bytes) != 0)) {
+        w.invalid += 1;
+        w.shared->message(Invalid, [&] { return std::string("invalid WMMA operands: " + w.where(*l) +
+                                       " holds A/B data different from lane " + std::to_string(ln - 16) +
+                                       " (amd-targets.md section 2: the halves must be duplicated)"); });
+      }
+    }
+    for (int e = 0; e < s.kPerLane; ++e) {
+      int row, k;
+      operandCoord(s, ln, e, row, k);
+      if (!s.wmma || ln < 16) {
+        A[row * s.k + k] = operandValue(l->a, e, s.bf16);
+        B[k * s.n + row] = operandValue(l->b, e, s.bf16);
+      }
+    }
+    for (int r = 0; r < s.accPerLane; ++r) {
+      int m, n;
+      accCoord(s, ln, r, m, n);
+      C[m * s.n + n] = ((const float *)l->c)[r];
+    }
+  }
+  // Products of bf16/f16 values are exact in double; the dot product is
+  // summed in double and added to C with one rounding to f32 (the hardware's
+  // internal accumulation order is not specified: section "Not verified").
+  for (Lane *l : parts)
+    for (int r = 0; r < s.accPerLane; ++r) {
+      int m, n;
+      accCoord(s, l->lane, r, m, n);
+      double sum = 0;
+      for (int k = 0; k < s.k; ++k)
+        sum += A[m * s.k + k] * B[k * s.n + n];
+      ((float *)l->d)[r] = (float)(C[m * s.n + n] + sum);
+    }
+}
+
+/// Runs one pending wave-collective op of `wave` (all its lanes are blocked).
+void resolveCollective(Worker &w, Wave &wave, Lane &first) {
+  std::vector<Lane *> parts;
+  for (int i = 0; i < wave.count; ++i) {
+    Lane &l = w.lanes[wave.first + i];
+    if (l.state == LaneState::AtCollective && l.coll == first.coll && (l.coll != Collective::Matrix || l.op == first.op))
+      parts.push_back(&l);
+  }
+  flushWave(w, wave);  // a convergence point for the bank-conflict grouping
+  if (first.coll == Collective::Bpermute) {
+    // Lane i reads lane (byteIndex_i / 4) mod waveSize; an inactive source gives 0.
+    std::vector<const Lane *> byLane(w.job->waveSize, nullptr);
+    for (Lane *l : parts)
+      byLane[l->lane] = l;
+    for (Lane *l : parts) {
+      const Lane *src = byLane[((unsigned)l->bpIndex / 4u) % (unsigned)w.job->waveSize];
+      l->bpResult = src ? src->bpValue : 0;
+    }
+  } else {
+    executeMatrix(w, wave, first.op, parts);
+  }
+  for (Lane *l : parts) {
+    l->state = LaneState::Runnable;
+    l->coll = Collective::None;
+  }
+}
+
+// --- hardware-layer operations (the ABI table) ------------------------------------------
+
+int abiThreadId() { return tWorker->cur->tid; }
+int abiBlockId(int axis) { return axis >= 0 && axis < 3 ? tWorker->block[axis] : 0; }
+int abiLaneId() { return tWorker->cur->lane; }
+
+void abiBarrier() {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  w->cur->state = LaneState::AtBarrier;
+  yieldToScheduler(w);
+}
+
+/// Whether [addr, addr+bytes) lies inside one tracked allocation.
+bool inAllocation(Worker &w, uintptr_t addr, int bytes) {
+  const auto &as = w.job->allocations;
+  if (as.empty())
+    return false;
+  auto fits = [&](const Emulator::Allocation &a) { return addr >= a.begin && addr + (uintptr_t)bytes <= a.end; };
+  if (w.allocHint < as.size() && fits(as[w.allocHint]))
+    return true;
+  auto it = std::upper_bound(as.begin(), as.end(), addr,
+                             [](uintptr_t v, const Emulator::Allocation &a) { return v < a.begin; });
+  if (it == as.begin())
+    return false;
+  --it;
+  if (!fits(*it))
+    return false;
+  w.allocHint = (size_t)(it - as.begin());
+  return true;
+}
+
+/// The address of a buffer access, or 0 when the hardware would not perform
+/// it (offset past num_records: legal) or the checker rejects it (reported).
+uintptr_t bufferAddress(Worker &w, const tl_emu_rsrc *r, int off, int bytes, const char *what) {
+  uint32_t uoff = (uint32_t)off;  // the VGPR offset is unsigned
+  if (uoff >= r->numRecords)
+    return 0;
+  uintptr_t addr = (uintptr_t)r->base + uoff;
+  if ((uint64_t)uoff + (uint64_t)bytes > r->numRecords) {
+    ++w.oob;
+    w.shared->message(OutOfBounds, [&] { return std::string("out-of-bounds: " + w.where(*w.cur) + ": buffer " + what + " of " +
+                                       std::to_string(bytes) + " bytes at offset " + std::to_string(uoff) +
+                                       " straddles num_records " + std::to_string(r->numRecords) +
+                                       " (amd-targets.md section 4: keep accesses wholly in or out)"); });
+    return 0;
+  }
+  if (!inAllocation(w, addr, bytes)) {
+    ++w.oob;
+    w.shared->message(OutOfBounds, [&] { return std::string("out-of-bounds: " + w.where(*w.cur) + ": buffer " + what + " of " +
+                                       std::to_string(bytes) + " bytes at address " + hex(addr) + " (base " +
+                                       hex((uintptr_t)r->base) + " + offset " + std::to_string(uoff) +
+                                       ") is outside every allocation"); });
+    return 0;
+  }
+  return addr;
+}
+
+unsigned abiBufferLoad(const tl_emu_rsrc *r, int off, int bytes) {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  uintptr_t addr = bufferAddress(*w, r, off, bytes, "load");
+  if (!addr)
+    return 0;
+  if (bytes == 2) {
+    uint16_t v;
+    memcpy(&v, (const void *)addr, 2);
+    return v;
+  }
+  uint32_t v;
+  memcpy(&v, (const void *)addr, 4);
+  return v;
+}
+
+void abiBufferStore(const tl_emu_rsrc *r, int off, int bytes, unsigned value) {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  uintptr_t addr = bufferAddress(*w, r, off, bytes, "store");
+  if (!addr)
+    return;
+  if (bytes == 2) {
+    uint16_t v = (uint16_t)value;
+    memcpy((void *)addr, &v, 2);
+  } else {
+    memcpy((void *)addr, &value, 4);
+  }
+}
+
+void checkRace(Worker &w, uint32_t off, int bytes, bool write) {
+  const uint16_t wave = (uint16_t)w.cur->wave;
+  const uint32_t e = w.epoch;
+  bool race = false;
+  for (uint32_t i = off; i < off + (uint32_t)bytes; ++i) {
+    Shadow &s = w.shadow[i];
+    if (s.wEpoch == e && s.wWave != wave)
+      race = true;
+    if (write) {
+      if (s.rEpoch == e && (s.rWave != wave || s.rMulti))
+        race = true;
+      s.wEpoch = e;
+      s.wWave = wave;
+    } else if (s.rEpoch == e) {
+      s.rMulti |= s.rWave != wave;
+    } else {
+      s.rEpoch = e;
+      s.rWave = wave;
+      s.rMulti = 0;
+    }
+  }
+  if (race) {
+    ++w.races;
+    w.shared->message(Race, [&] { return std::string("LDS race: " + w.where(*w.cur) + ": " + (write ? "write" : "read") + " of " +
+                                std::to_string(bytes) + " bytes at LDS offset " + std::to_string(off) +
+                                " conflicts with an access by another wave since barrier " +
+                                std::to_string(w.waves[w.cur->wave].barriers)); });
+  }
+}
+
+void abiLdsAccess(void *p, void *value, int bytes, int isWrite) {
+  Worker *w = tWorker;
+  Lane &lane = *w->cur;
+  ++w->laneInstr;
+  ++w->ldsAccesses;
+  uintptr_t a = (uintptr_t)p, base = (uintptr_t)w->ldsBase;
+  if (a < base || a + (uintptr_t)bytes > base + w->ldsSize) {
+    ++w->oob;
+    w->shared->message(OutOfBounds, [&] { return std::string("out-of-bounds: " + w->where(lane) + ": LDS " + (isWrite ? "write" : "read") +
+                                        " of " + std::to_string(bytes) + " bytes at " + hex(a) +
+                                        " is outside the kernel's LDS"); });
+    if (!isWrite)
+      memset(value, 0, (size_t)bytes);
+  } else {
+    uint32_t off = (uint32_t)(a - base);
+    checkRace(*w, off, bytes, isWrite);
+    Wave &wave = w->waves[lane.wave];
+    if ((size_t)lane.ldsSeq >= wave.groups.size())
+      wave.groups.resize(lane.ldsSeq + 1);
+    wave.groups[lane.ldsSeq].push_back({lane.lane, off, bytes});
+    wave.usedGroups = std::max(wave.usedGroups, lane.ldsSeq + 1);
+    ++lane.ldsSeq;
+    if (isWrite)
+      memcpy(p, value, (size_t)bytes);
+    else
+      memcpy(value, p, (size_t)bytes);
+  }
+  // Lockstep: every lane of the wave performs this access before any performs its next one.
+  yieldToScheduler(w);
+}
+
+int abiBpermute(int byteIndex, int value) {
+  Worker *w = tWorker;
+  Lane &l = *w->cur;
+  ++w->laneInstr;
+  l.coll = Collective::Bpermute;
+  l.bpIndex = byteIndex;
+  l.bpValue = value;
+  l.state = LaneState::AtCollective;
+  yieldToScheduler(w);
+  return l.bpResult;
+}
+
+void abiMatrix(int op, const void *a, const void *b, const void *c, void *d) {
+  Worker *w = tWorker;
+  Lane &l = *w->cur;
+  ++w->laneInstr;
+  l.coll = Collective::Matrix;
+  l.op = op;
+  l.a = a;
+  l.b = b;
+  l.c = c;
+  l.d = d;
+  l.state = LaneState::AtCollective;
+  yieldToScheduler(w);
+}
+
+const tl_emu_abi kAbi = {TL_EMU_ABI_VERSION, abiThreadId, abiBlockId, abiLaneId,   abiBarrier,
+                         abiBufferLoad,      abiBufferStore, abiLdsAccess, abiBpermute, abiMatrix};
+
+// --- workgroups ------------------------------------------------------------------------
+
+/// Finds this thread's instance of the kernel module's TLS block (its
+/// `__shared__` variables): the block that contains the module's probe.
+void locateLds(Worker &w) {
+  struct Query {
+    uintptr_t probe;
+    uint8_t *base = nullptr;
+    size_t size = 0;
+  } q{(uintptr_t)w.job->tlsProbe()};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) -> int {
+        auto *q = (Query *)data;
+        if (!info->dlpi_tls_data)
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_TLS) {
+            auto base = (uintptr_t)info->dlpi_tls_data;
+            size_t size = info->dlpi_phdr[i].p_memsz;
+            if (q->probe >= base && q->probe < base + size) {
+              q->base = (uint8_t *)base;
+              q->size = size;
+              return 1;
+            }
+          }
+        return 0;
+      },
+      &q);
+  w.ldsBase = q.base;
+  w.ldsSize = q.size;
+  w.shadow.assign(q.size, Shadow{});
+}
+
+void setupLanes(Worker &w) {
+  const int n = w.job->config.threadsPerBlock, ws = w.job->waveSize;
+  const size_t slot = kStackBytes + kGuardBytes;
+  w.stackMapBytes = slot * (size_t)n;
+  w.stacks = (char *)mmap(nullptr, w.stackMapBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                          -1, 0);
+  if (w.stacks == MAP_FAILED) {
+    w.stacks = nullptr;
+    return;
+  }
+  for (int i = 0; i < n; ++i)
+    mprotect(w.stacks + slot * i, kGuardBytes, PROT_NONE);  // stacks grow down onto the guard
+  w.lanes.assign(n, Lane{});
+  w.waves.assign((n + ws - 1) / ws, Wave{});
+  for (size_t v = 0; v < w.waves.size(); ++v) {
+    w.waves[v].first = (int)v * ws;
+    w.waves[v].count = std::min(ws, n - (int)v * ws);
+  }
+}
+
+void runWorkgroup(Worker &w, int64_t linear) {
+  const auto &g = w.job->config.grid;
+  w.block[0] = (int)(linear % g[0]);
+  w.block[1] = (int)((linear / g[0]) % g[1]);
+  w.block[2] = (int)(linear / ((int64_t)g[0] * g[1]));
+  if (w.ldsBase)
+    memset(w.ldsBase, 0, w.ldsSize);
+  ++w.epoch;
+  const int ws = w.job->waveSize;
+  const size_t slot = kStackBytes + kGuardBytes;
+  for (size_t i = 0; i < w.lanes.size(); ++i) {
+    Lane &l = w.lanes[i];
+    l = Lane{};
+    l.tid = (int)i;
+    l.lane = (int)i % ws;
+    l.wave = (int)i / ws;
+    l.ctx = bctx::make_fcontext(w.stacks + slot * (i + 1), kStackBytes, laneMain);
+  }
+  for (Wave &v : w.waves) {
+    v.usedGroups = 0;
+    v.barriers = 0;
+    for (auto &grp : v.groups)
+      grp.clear();
+  }
+  for (;;) {
+    for (Wave &v : w.waves) {
+      for (;;) {
+        bool ran = false;
+        for (int i = 0; i < v.count; ++i) {
+          Lane &l = w.lanes[v.first + i];
+          if (l.state == LaneState::Runnable) {
+            resume(w, l);
+            ran = true;
+          }
+        }
+        if (ran)
+          continue;
+        Lane *pending = nullptr;
+        for (int i = 0; i < v.count && !pending; ++i)
+          if (w.lanes[v.first + i].state == LaneState::AtCollective)
+            pending = &w.lanes[v.first + i];
+        if (!pending)
+          break;
+        resolveCollective(w, v, *pending);
+      }
+    }
+    // Every wave is now waiting at a barrier or has returned.
+    std::vector<int> exited, waiting;
+    for (size_t v = 0; v < w.waves.size(); ++v) {
+      const Wave &wave = w.waves[v];
+      int done = 0;
+      for (int i = 0; i < wave.count; ++i)
+        done += w.lanes[wave.first + i].state == LaneState::Done;
+      (done == wave.count ? exited : waiting).push_back((int)v);
+    }
+    if (waiting.empty())
+      break;
+    if (!exited.empty()) {
+      w.deadlock = true;
+      std::string list;
+      for (int v : waiting)
+        list += (list.empty() ? "" : ",") + std::to_string(v);
+      std::string gone;
+      for (int v : exited)
+        gone += (gone.empty() ? "" : ",") + std::to_string(v);
+      w.shared->message(Deadlock, [&] { return std::string("deadlock: kernel " + w.job->kernelName + " workgroup (" +
+                                      std::to_string(w.block[0]) + "," + std::to_string(w.block[1]) + "," +
+                                      std::to_string(w.block[2]) + "): waves {" + list + "} wait at barrier " +
+                                      std::to_string(w.waves[waiting[0]].barriers + 1) + " but waves {" + gone +
+                                      "} have returned; workgroup abandoned"); });
+      return;  // the lanes' fibers are abandoned; their stacks are reused
+    }
+    ++w.epoch;  // the barrier orders everything before it against everything after it
+    for (Wave &v : w.waves) {
+      flushWave(w, v);
+      ++v.barriers;
+      for (int i = 0; i < v.count; ++i)
+        if (w.lanes[v.first + i].state == LaneState::AtBarrier)
+          w.lanes[v.first + i].state = LaneState::Runnable;
+    }
+  }
+  for (Wave &v : w.waves)
+    flushWave(w, v);
+}
+
+void workerMain(Shared &shared) {
+  Worker w;
+  w.shared = &shared;
+  w.job = shared.job;
+  tWorker = &w;
+  setupLanes(w);
+  if (!w.stacks) {
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    shared.report.messages.push_back("emulator: cannot map lane stacks");
+    shared.report.deadlock = true;
+    return;
+  }
+  locateLds(w);
+  for (int64_t i; (i = shared.next.fetch_add(1)) < shared.total;)
+    runWorkgroup(w, i);
+  tWorker = nullptr;
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  LaunchReport &r = shared.report;
+  r.outOfBounds += w.oob;
+  r.races += w.races;
+  r.bankConflictCycles += w.bankCycles;
+  r.ldsAccesses += w.ldsAccesses;
+  r.ldsInstructions += w.ldsInstr;
+  r.invalidInstructions += w.invalid;
+  r.laneInstructions += w.laneInstr;
+  r.deadlock |= w.deadlock;
+}
+
+} // namespace
+
+const tl_emu_abi *abiTable() { return &kAbi; }
+
+int64_t bankConflictCycles(const std::vector<uint32_t> &offsets, const std::vector<int> &bytes, int waveSize,
+                           int banks) {
+  std::vector<LdsAccess> acc;
+  for (size_t l = 0; l < offsets.size() && l < bytes.size(); ++l)
+    if (bytes[l] > 0)
+      acc.push_back({(int)l, offsets[l], bytes[l]});
+  return acc.empty() ? 0 : conflictCycles(acc.data(), acc.size(), waveSize, banks);
+}
+
+LaunchReport runGrid(const GridJob &job) {
+  auto start = std::chrono::steady_clock::now();
+  Shared shared;
+  shared.job = &job;
+  shared.total = (int64_t)job.config.grid[0] * job.config.grid[1] * job.config.grid[2];
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  int64_t workers = std::min<int64_t>(hw, shared.total);
+  // Workers are always fresh threads, so no thread outlives its use of the
+  // kernel module's TLS (the module may be dlclose'd later).
+  std::vector<std::thread> threads;
+  for (int64_t i = 0; i < workers; ++i)
+    threads.emplace_back([&shared] { workerMain(shared); });
+  for (auto &t : threads)
+    t.join();
+  LaunchReport report = std::move(shared.report);
+  report.workgroups = shared.total;
+  report.lanes = shared.total * job.config.threadsPerBlock;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+} // namespace tilec::emu::detail
