@@ -3,8 +3,10 @@
 // Tile configuration (the defaults; every entry is a `-p` parameter):
 //   workgroup tile  BM x BN x BK = 128 x 128 x 32, 4 waves, k loop pipelined 2 stages deep
 //   grid            ceil(M / BM) x ceil(N / BN) workgroups, one tile of C each
-//   LDS budget      A tile 128x32 bf16 (8 KiB) + B tile 32x128 bf16 (8 KiB) = 16 KiB per stage,
-//                   x 2 stages = 32 KiB of the 64 KiB a workgroup has on gfx942 / gfx90a / gfx1151
+//   LDS budget      A tile 128x32 bf16 + B tile 32x128 bf16, rows padded by 16 bytes by
+//                   tilec-allocate-lds: 18.5 KiB of the 64 KiB a workgroup has on gfx942 /
+//                   gfx90a (`stages` is recorded on the k loop; the software-pipelining
+//                   pass that multi-buffers it is not written yet)
 //   registers       accumulator 128x128 f32 = 64 KiB over 4 waves
 //                   (64 VGPRs per lane on wave64, 128 on wave32)
 //
@@ -14,6 +16,8 @@
 #include "Gemm.h"
 
 #include "Params.h"
+
+#include <cmath>
 
 namespace tilec::kernels {
 
@@ -101,7 +105,53 @@ KernelInfo gemmKernelInfo() {
       return p.error();
     return buildGemm(c);
   };
+  info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
+    ParamReader p(name, params, given);
+    constexpr int64_t kMaxSize = int64_t(1) << 31;
+    int64_t M = p.integer("M", 1, kMaxSize), N = p.integer("N", 1, kMaxSize), K = p.integer("K", 1, kMaxSize);
+    DType in = p.dtype("dtype", {DType::bf16, DType::f16});
+    DType out = p.dtype("out", {DType::f32, DType::bf16});
+    if (!p.ok())
+      return p.error();
+    return gemmProblem(M, N, K, in, out);
+  };
   return info;
+}
+
+Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out) {
+  Problem prob;
+  prob.tensors = {{"A", in, {M, K}}, {"B", in, {K, N}}, {"C", out, {M, N}, /*output=*/true}};
+  // Inputs are exact in their type and their products are exact in f32
+  // (8- or 11-bit significands), so the only error is f32 accumulation over K
+  // terms, at most K * 2^-24 * sum|a||b| in any summation order, then the
+  // rounding of the result to C's type: unit roundoff u = 2^-24 (f32),
+  // 2^-8 (bf16).
+  const double uOut = out == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24);
+  const double gamma = double(K) * std::ldexp(1.0, -24);
+  prob.toleranceRule = "|C - ref| <= (1+u)*K*2^-24*sum|a||b| + u*|ref|, u = " +
+                       std::string(out == DType::bf16 ? "2^-8 (bf16 out)" : "2^-24 (f32 out)");
+  prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                       std::vector<std::vector<double>> &tolerance) {
+    const std::vector<double> &a = v[0], &b = v[1];
+    std::vector<double> c(M * N, 0.0), tol(M * N, 0.0), mag(N);
+    for (int64_t i = 0; i < M; ++i) {
+      double *row = &c[i * N];
+      std::fill(mag.begin(), mag.end(), 0.0);
+      for (int64_t k = 0; k < K; ++k) {
+        const double aik = a[i * K + k];
+        const double *brow = &b[k * N];
+        for (int64_t j = 0; j < N; ++j) {
+          row[j] += aik * brow[j];
+          mag[j] += std::fabs(aik * brow[j]);
+        }
+      }
+      for (int64_t j = 0; j < N; ++j)
+        tol[i * N + j] = (1 + uOut) * gamma * mag[j] + uOut * std::fabs(row[j]);
+    }
+    expected = {std::move(c)};
+    tolerance = {std::move(tol)};
+  };
+  return prob;
 }
 
 } // namespace tilec::kernels

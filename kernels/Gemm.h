@@ -31,6 +31,9 @@ int64_t gemmLdsBytes(const GemmConfig &config);
 
 Result<Kernel> buildGemm(const GemmConfig &config);
 
+/// The problem C[M,N] = A[M,K] @ B[K,N] with its CPU reference (double).
+Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out);
+
 /// The registry entry (`tilec --kernel=gemm -p M=... -p dtype=...`).
 KernelInfo gemmKernelInfo();
 

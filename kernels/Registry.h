@@ -22,6 +22,28 @@ struct KernelParam {
 
 using KernelParams = std::map<std::string, std::string>;
 
+/// One tensor argument of a concrete problem.
+struct TensorSpec {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  bool output = false;  ///< written by the kernel, checked against the reference
+};
+
+/// A concrete problem for a shipped kernel (from its -p values): the tensors
+/// in kernel-argument order and a CPU reference. `reference` receives every
+/// tensor's values as doubles (outputs: their initial contents) and fills, for
+/// each output tensor in order, the expected values and a per-element
+/// tolerance. `toleranceRule` says how the tolerance is derived.
+struct Problem {
+  std::vector<TensorSpec> tensors;
+  std::function<void(const std::vector<std::vector<double>> &values,
+                     std::vector<std::vector<double>> &expected,
+                     std::vector<std::vector<double>> &tolerance)>
+      reference;
+  std::string toleranceRule;
+};
+
 struct KernelInfo {
   std::string name;
   std::string summary;
@@ -29,6 +51,8 @@ struct KernelInfo {
   /// Builds the kernel from `-p` values; missing ones take their defaults. An
   /// unknown name or a bad value gives an error that lists the valid ones.
   std::function<Result<Kernel>(const KernelParams &)> build;
+  /// The problem `tilec --run` executes and verifies for these -p values.
+  std::function<Result<Problem>(const KernelParams &)> problem;
 };
 
 /// Every shipped kernel, in a fixed order.

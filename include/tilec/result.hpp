@@ -34,4 +34,8 @@ private:
   std::string error_;
 };
 
+/// Success without a value, for operations that can only fail.
+struct Ok {};
+using Status = Result<Ok>;
+
 } // namespace tilec

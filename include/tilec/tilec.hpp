@@ -35,6 +35,14 @@ struct CompileOptions {
 /// The launch grid: one GridDim per axis (see tilec/dsl.hpp).
 using GridSpec = std::vector<GridDim>;
 
+/// One parameter of a compiled kernel as the caller sees it: a tensor
+/// (passed as a pointer plus one int per dimension) or a scalar.
+struct KernelParamInfo {
+  enum Kind { Tensor, F32, I32 } kind = Tensor;
+  std::string elemType;  ///< tensors: bf16, f16, f32, i32, ...
+  int rank = 0;          ///< tensors: 1 or 2
+};
+
 struct CompiledKernel {
   std::string name;               ///< kernel symbol (encodes the configuration)
   std::string arch;
@@ -45,6 +53,8 @@ struct CompiledKernel {
   int numWaves = 0;               ///< waves per workgroup
   int waveSize = 0;
   GridSpec grid;
+  std::vector<KernelParamInfo> params;  ///< in kernel-argument order
+  std::vector<std::string> paramTypes;  ///< C types of the HIP parameters (after expansion)
 };
 
 /// Compile a DSL kernel for `opts.arch`.

@@ -143,6 +143,19 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   out.report = std::move(*report);
   out.numWaves = hip->numWaves;
   out.waveSize = hip->waveSize;
+  out.paramTypes = hip->paramTypes;
+  for (BlockArgument arg : kernel.getArguments()) {
+    KernelParamInfo p;
+    if (auto mt = dyn_cast<MemRefType>(arg.getType())) {
+      p.kind = KernelParamInfo::Tensor;
+      p.rank = static_cast<int>(mt.getRank());
+      llvm::raw_string_ostream os(p.elemType);
+      os << mt.getElementType();
+    } else {
+      p.kind = arg.getType().isF32() ? KernelParamInfo::F32 : KernelParamInfo::I32;
+    }
+    out.params.push_back(std::move(p));
+  }
   for (const auto &g : hip->grid)
     out.grid.push_back(GridDim{static_cast<int>(g[0]), static_cast<int>(g[1]), g[2]});
   return out;

@@ -7,11 +7,13 @@
 #include "tilec/tilec.hpp"
 
 #include "Registry.h"
+#include "Run.h"
 
 #include "Target/Target.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -54,8 +56,15 @@ cl::opt<tilec::JitChoice> jitChoice(
                clEnumValN(tilec::JitChoice::Clang, "clang", "in-process clang/lld")),
     cl::cat(category));
 cl::opt<bool> noCache("no-cache", cl::desc("Do not use the on-disk code-object cache"), cl::cat(category));
-cl::opt<bool> run("run", cl::desc("Run on random inputs and verify against a CPU reference"),
+cl::opt<bool> run("run", cl::desc("Run a shipped kernel on random inputs and verify it against its CPU reference"),
                   cl::cat(category));
+cl::opt<tilec::DeviceKind> device(
+    "device", cl::desc("Device for --run"), cl::init(tilec::DeviceKind::Auto),
+    cl::values(clEnumValN(tilec::DeviceKind::Auto, "auto", "a HIP GPU if present, else the emulator"),
+               clEnumValN(tilec::DeviceKind::Emulator, "emulator", "the CPU wavefront emulator"),
+               clEnumValN(tilec::DeviceKind::Hip, "hip", "a HIP GPU")),
+    cl::cat(category));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs of --run"), cl::init(0), cl::cat(category));
 
 int error(const Twine &msg) {
   errs() << msg << "\n";
@@ -137,6 +146,55 @@ tilec::Result<std::string> runGenerator(StringRef file) {
   return (*ir)->getBuffer().str();
 }
 
+/// Writes what --emit asks for.
+int emitKernel(const tilec::CompiledKernel &ck) {
+  switch (emit) {
+  case EmitKind::Tile:
+    return writeOutput(ck.tileIR + "\n");
+  case EmitKind::Hip:
+    return writeOutput(ck.hip);
+  case EmitKind::Asm:
+    return writeOutput(tilec::disassemble(ck));
+  case EmitKind::Obj:
+    return writeOutput(StringRef(ck.codeObject.data(), ck.codeObject.size()));
+  case EmitKind::Report:
+    return writeOutput(json ? ck.report.toJson() + "\n" : ck.report.toText());
+  }
+  return 0;
+}
+
+/// --run: compile, run on random inputs, verify; exit 0 only when every
+/// element matches and no checker fired.
+int runKernel(const tilec::kernels::KernelInfo &info, const tilec::kernels::KernelParams &values,
+              const tilec::CompileOptions &opts) {
+  tilec::kernels::RunOptions ro;
+  ro.compile = opts;
+  ro.device = device;
+  ro.seed = seed;
+  tilec::Result<tilec::kernels::RunResult> r = tilec::kernels::runAndVerify(info, values, ro);
+  if (!r)
+    return error(r.error());
+  const tilec::kernels::RunResult &res = *r;
+  if (emit.getNumOccurrences()) {
+    if (int rc = emitKernel(res.kernel))
+      return rc;
+  }
+  outs() << "kernel: " << res.kernel.name << " (" << res.kernel.report.jit << ") on " << res.device
+         << ", grid " << res.stats.grid[0] << "x" << res.stats.grid[1] << "x" << res.stats.grid[2] << " of "
+         << res.stats.threadsPerBlock << " threads, " << format("%.3f", res.stats.seconds) << " s\n";
+  outs() << res.verifiedLine() << "\n";
+  for (const std::string &m : res.firstMismatches)
+    outs() << "  " << m << "\n";
+  if (res.stats.checked)
+    outs() << res.stats.checksLine() << "\n";
+  else
+    outs() << "checks: not run (the checkers run on the emulator)\n";
+  for (const std::string &m : res.stats.messages)
+    outs() << "  " << m << "\n";
+  outs().flush();
+  return res.passed() ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -156,9 +214,10 @@ int main(int argc, char **argv) {
     return error("tilec: error: --emit=obj writes a binary code object and needs -o FILE");
   if (json && emit != EmitKind::Report)
     return error("tilec: error: --json only applies to --emit=report");
-  if (run)
-    return error("tilec: error: --run needs a device; the CPU wavefront emulator is not part of "
-                 "this build yet");
+  if (run && kernelName.empty())
+    return error("tilec: error: --run needs --kernel=NAME: CPU references exist for the shipped kernels");
+  if (device.getNumOccurrences() && !run)
+    return error("tilec: error: --device only applies to --run");
   if (kernelName.empty() == input.empty())
     return error("tilec: error: give exactly one of --kernel=NAME or an input FILE.mlir / FILE.cpp "
                  "(see --help)");
@@ -188,6 +247,8 @@ int main(int argc, char **argv) {
         return error("tilec: error: parameter '" + p.substr(0, eq) + "' given twice");
       values[p.substr(0, eq)] = p.substr(eq + 1);
     }
+    if (run)
+      return runKernel(*info, values, opts);
     tilec::Result<tilec::Kernel> k = info->build(values);
     if (!k)
       return error(k.error());
@@ -215,18 +276,5 @@ int main(int argc, char **argv) {
   if (!compiled)
     return error(compiled.error());
 
-  const tilec::CompiledKernel &ck = *compiled;
-  switch (emit) {
-  case EmitKind::Tile:
-    return writeOutput(ck.tileIR + "\n");
-  case EmitKind::Hip:
-    return writeOutput(ck.hip);
-  case EmitKind::Asm:
-    return writeOutput(tilec::disassemble(ck));
-  case EmitKind::Obj:
-    return writeOutput(StringRef(ck.codeObject.data(), ck.codeObject.size()));
-  case EmitKind::Report:
-    return writeOutput(json ? ck.report.toJson() + "\n" : ck.report.toText());
-  }
-  return 0;
+  return emitKernel(*compiled);
 }

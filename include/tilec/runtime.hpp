@@ -1,0 +1,91 @@
+// tilec runtime: one device API over several kinds of device: the CPU
+// wavefront emulator (always present) and a HIP GPU (where the ROCm runtime
+// and a GPU are present). Allocate, copy, launch, synchronise.
+//
+//   auto dev = tilec::Device::open(tilec::DeviceKind::Auto, "gfx942");
+//   void *a = *(*dev)->allocate(bytes);
+//   (*dev)->copyToDevice(a, host, bytes);
+//   auto stats = (*dev)->launch(compiled, {tilec::LaunchArg::tensor(a, {M, K}), ...});
+//
+// Public header: no MLIR or LLVM.
+#pragma once
+
+#include "tilec/result.hpp"
+#include "tilec/tilec.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tilec {
+
+enum class DeviceKind { Auto, Emulator, Hip };
+const char *deviceKindName(DeviceKind kind);  ///< "auto", "emulator", "hip"
+
+/// One kernel argument at launch, in the kernel's argument order.
+struct LaunchArg {
+  enum Kind { Tensor, F32, I32 } kind = Tensor;
+  void *data = nullptr;          ///< tensors: device memory from Device::allocate
+  std::vector<int64_t> shape;    ///< tensors: one extent per dimension (row-major)
+  double value = 0;              ///< scalars
+
+  static LaunchArg tensor(void *data, std::vector<int64_t> shape) {
+    LaunchArg a;
+    a.data = data;
+    a.shape = std::move(shape);
+    return a;
+  }
+  static LaunchArg f32(float v) {
+    LaunchArg a;
+    a.kind = F32;
+    a.value = v;
+    return a;
+  }
+  static LaunchArg i32(int32_t v) {
+    LaunchArg a;
+    a.kind = I32;
+    a.value = v;
+    return a;
+  }
+};
+
+/// What a launch did. On the emulator the checkers run (`checked`); a GPU
+/// reports only the time.
+struct LaunchStats {
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  int threadsPerBlock = 0;
+  double seconds = 0;
+  bool checked = false;
+  int64_t outOfBounds = 0;
+  int64_t races = 0;
+  int64_t bankConflicts = 0;  ///< extra LDS cycles (amd-targets.md section 3 phase model)
+  bool deadlock = false;
+  int64_t laneInstructions = 0;
+  std::vector<std::string> messages;  ///< the first findings of each checker
+
+  bool clean() const { return outOfBounds == 0 && races == 0 && !deadlock; }
+  /// "checks: out_of_bounds=0 races=0 bank_conflicts=12" (+ " deadlock=1" when it fired).
+  std::string checksLine() const;
+};
+
+class Device {
+public:
+  /// Auto: a HIP GPU when one is present, else the emulator. `arch` is the
+  /// target the kernels are compiled for (the emulator's wave size follows it).
+  static Result<std::unique_ptr<Device>> open(DeviceKind kind, const std::string &arch);
+  virtual ~Device() = default;
+
+  virtual DeviceKind kind() const = 0;
+  virtual std::string description() const = 0;
+  virtual Result<void *> allocate(size_t bytes) = 0;
+  virtual void release(void *p) = 0;
+  virtual Status copyToDevice(void *dst, const void *src, size_t bytes) = 0;
+  virtual Status copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  /// Runs `kernel` over its grid (computed from the tensor shapes) and waits.
+  virtual Result<LaunchStats> launch(const CompiledKernel &kernel, const std::vector<LaunchArg> &args) = 0;
+  virtual Status synchronize() = 0;
+};
+
+} // namespace tilec

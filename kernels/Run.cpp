@@ -1,0 +1,195 @@
+#include "Run.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+namespace tilec::kernels {
+
+namespace {
+
+uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);                     // round to nearest even
+  return static_cast<uint16_t>(u >> 16);
+}
+float fromBf16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::string shapeStr(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+std::string indexStr(const std::vector<int64_t> &shape, int64_t flat) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::string s;
+  for (int64_t i : idx)
+    s += (s.empty() ? "" : ",") + std::to_string(i);
+  return s;
+}
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(3);
+  os << std::scientific << v;
+  return os.str();
+}
+
+} // namespace
+
+double loadElement(DType t, const void *base, int64_t i) {
+  switch (t) {
+  case DType::f32: return static_cast<const float *>(base)[i];
+  case DType::bf16: return fromBf16(static_cast<const uint16_t *>(base)[i]);
+  case DType::f16: return static_cast<double>(static_cast<const _Float16 *>(base)[i]);
+  case DType::i32: return static_cast<const int32_t *>(base)[i];
+  case DType::i8: return static_cast<const int8_t *>(base)[i];
+  case DType::fp8e4m3fnuz: break;
+  }
+  return NAN;
+}
+
+void storeElement(DType t, void *base, int64_t i, double v) {
+  switch (t) {
+  case DType::f32: static_cast<float *>(base)[i] = static_cast<float>(v); return;
+  case DType::bf16: static_cast<uint16_t *>(base)[i] = toBf16(static_cast<float>(v)); return;
+  case DType::f16: static_cast<_Float16 *>(base)[i] = static_cast<_Float16>(v); return;
+  case DType::i32: static_cast<int32_t *>(base)[i] = static_cast<int32_t>(v); return;
+  case DType::i8: static_cast<int8_t *>(base)[i] = static_cast<int8_t>(v); return;
+  case DType::fp8e4m3fnuz: return;
+  }
+}
+
+std::string RunResult::verifiedLine() const {
+  std::string s = mismatches == 0 ? "verified: " : "MISMATCH: ";
+  s += std::to_string(elements) + " elements, " + std::to_string(mismatches) + " outside tolerance; max_abs_err=" +
+       fmt(maxAbsError) + " max_rel_err=" + fmt(maxRelError) + " max_tolerance=" + fmt(maxTolerance) +
+       " (" + toleranceRule + ")";
+  return s;
+}
+
+Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &params, const RunOptions &options) {
+  if (!info.problem)
+    return Error{"tilec: error: kernel '" + info.name + "' has no CPU reference to run against"};
+  Result<Problem> problem = info.problem(params);
+  if (!problem)
+    return Error{problem.error()};
+  Result<Kernel> kernel = info.build(params);
+  if (!kernel)
+    return Error{kernel.error()};
+  Result<CompiledKernel> compiled = compile(*kernel, options.compile);
+  if (!compiled)
+    return Error{compiled.error()};
+  Result<std::unique_ptr<Device>> device = Device::open(options.device, options.compile.arch);
+  if (!device)
+    return Error{device.error()};
+  Device &dev = **device;
+
+  RunResult result;
+  result.kernel = std::move(*compiled);
+  result.device = dev.description();
+  result.toleranceRule = problem->toleranceRule;
+
+  // Host data: inputs uniform in [-1, 1) rounded to their type; outputs NaN so
+  // that an element the kernel never writes cannot pass.
+  std::mt19937_64 rng(options.seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const std::vector<TensorSpec> &specs = problem->tensors;
+  std::vector<std::vector<char>> host(specs.size());
+  std::vector<std::vector<double>> values(specs.size());
+  std::vector<void *> buffers(specs.size(), nullptr);
+  auto releaseAll = [&] {
+    for (void *b : buffers)
+      if (b)
+        dev.release(b);
+  };
+  std::vector<LaunchArg> args;
+  for (size_t t = 0; t < specs.size(); ++t) {
+    int64_t n = numElements(specs[t].shape);
+    host[t].resize(std::max<int64_t>(n, 1) * dtypeBytes(specs[t].dtype));
+    values[t].resize(n);
+    for (int64_t i = 0; i < n; ++i) {
+      storeElement(specs[t].dtype, host[t].data(), i, specs[t].output ? NAN : dist(rng));
+      values[t][i] = loadElement(specs[t].dtype, host[t].data(), i);
+    }
+    Result<void *> buf = dev.allocate(host[t].size());
+    if (!buf) {
+      releaseAll();
+      return Error{buf.error()};
+    }
+    buffers[t] = *buf;
+    if (Status s = dev.copyToDevice(buffers[t], host[t].data(), host[t].size()); !s) {
+      releaseAll();
+      return Error{s.error()};
+    }
+    args.push_back(LaunchArg::tensor(buffers[t], specs[t].shape));
+  }
+
+  Result<LaunchStats> stats = dev.launch(result.kernel, args);
+  if (!stats) {
+    releaseAll();
+    return Error{stats.error()};
+  }
+  result.stats = std::move(*stats);
+
+  std::vector<std::vector<double>> expected, tolerance;
+  problem->reference(values, expected, tolerance);
+  size_t out = 0;
+  for (size_t t = 0; t < specs.size(); ++t) {
+    if (!specs[t].output)
+      continue;
+    if (Status s = dev.copyToHost(host[t].data(), buffers[t], host[t].size()); !s) {
+      releaseAll();
+      return Error{s.error()};
+    }
+    const std::vector<double> &exp = expected[out], &tol = tolerance[out];
+    ++out;
+    for (int64_t i = 0; i < static_cast<int64_t>(exp.size()); ++i) {
+      double got = loadElement(specs[t].dtype, host[t].data(), i);
+      double err = std::fabs(got - exp[i]);
+      ++result.elements;
+      result.maxTolerance = std::max(result.maxTolerance, tol[i]);
+      bool ok = err <= tol[i];  // false for NaN
+      if (!std::isnan(err)) {
+        result.maxAbsError = std::max(result.maxAbsError, err);
+        if (exp[i] != 0)
+          result.maxRelError = std::max(result.maxRelError, err / std::fabs(exp[i]));
+      } else {
+        result.maxAbsError = INFINITY;
+      }
+      if (!ok) {
+        ++result.mismatches;
+        if (result.firstMismatches.size() < 8)
+          result.firstMismatches.push_back(specs[t].name + "[" + indexStr(specs[t].shape, i) + "] (of " +
+                                           shapeStr(specs[t].shape) + "): got " + fmt(got) + ", expected " +
+                                           fmt(exp[i]) + " (tolerance " + fmt(tol[i]) + ")");
+      }
+    }
+  }
+  releaseAll();
+  return result;
+}
+
+} // namespace tilec::kernels
