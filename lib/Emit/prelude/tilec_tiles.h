@@ -108,6 +108,8 @@ template <int Threads, class L, class T> TL_INLINE void fill_lds(const L &t, T v
 /// D elem r = D[8*(r/4) + 4*(l/32) + r%4][l%32] (amd-targets.md section 1).
 template <class In> struct Mfma32x32x8 {
   static constexpr int M = 32, N = 32, K = 8, Lanes = 64, KPerLane = 4, AccPerLane = 16;
+  using bits_t = short;   // raw bits of one operand element
+  using ab_t = short4_t;  // one lane's A (or B) operand: KPerLane elements
   using acc_t = float16_t;
   TL_INLINE static int a_row(int l) { return l % 32; }
   TL_INLINE static int a_k(int l, int r) { return 4 * (l / 32) + r; }
@@ -125,6 +127,8 @@ template <> TL_INLINE float16_t Mfma32x32x8<f16>::mma(short4_t a, short4_t b, fl
 /// v_mfma_f32_16x16x16 {bf16,f16}: A = A[l%16][4*(l/16)+r]; D elem r = D[4*(l/16)+r][l%16].
 template <class In> struct Mfma16x16x16 {
   static constexpr int M = 16, N = 16, K = 16, Lanes = 64, KPerLane = 4, AccPerLane = 4;
+  using bits_t = short;
+  using ab_t = short4_t;
   using acc_t = float4_t;
   TL_INLINE static int a_row(int l) { return l % 16; }
   TL_INLINE static int a_k(int l, int r) { return 4 * (l / 16) + r; }
@@ -260,16 +264,17 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
   constexpr int KT = LA::cols;
   const int l = A::lane();
   for (int k0 = 0; k0 < KT; k0 += Atom::K) {
-    short4_t af[A::TM], bfr[A::TN];
+    typename Atom::ab_t af[A::TM], bfr[A::TN];
     for (int i = 0; i < A::TM; ++i) {
       int m = A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l);
       for (int r = 0; r < Atom::KPerLane; ++r)
-        af[i][r] = __builtin_bit_cast(short, a.load(m, k0 + Atom::a_k(l, r)));
+        af[i][r] = __builtin_bit_cast(typename Atom::bits_t, a.load(m, k0 + Atom::a_k(l, r)));
     }
     for (int j = 0; j < A::TN; ++j) {
       int n = A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l);
       for (int r = 0; r < Atom::KPerLane; ++r)
-        bfr[j][r] = __builtin_bit_cast(short, TransposeB ? b.load(n, k0 + Atom::a_k(l, r)) : b.load(k0 + Atom::a_k(l, r), n));
+        bfr[j][r] = __builtin_bit_cast(typename Atom::bits_t,
+                                       TransposeB ? b.load(n, k0 + Atom::a_k(l, r)) : b.load(k0 + Atom::a_k(l, r), n));
     }
     for (int i = 0; i < A::TM; ++i)
       for (int j = 0; j < A::TN; ++j)
