@@ -2,6 +2,7 @@
 // (Boost.Context fcontext), the hardware-layer operations of tilec_hw_emu.h
 // and the checkers. The model is documented in Emulator.h.
 #include "Emu/Runtime.h"
+#include "Target/LdsBanks.h"
 
 #include <boost/context/detail/fcontext.hpp>
 
@@ -38,11 +39,7 @@ struct Lane {
   int ldsSeq = 0;  ///< LDS accesses since the wave's last convergence point
 };
 
-struct LdsAccess {
-  int lane;
-  uint32_t offset;
-  int bytes;
-};
+using LdsAccess = tilec::LdsLaneAccess;
 
 struct Wave {
   int first = 0, count = 0;
@@ -140,54 +137,6 @@ void resume(Worker &w, Lane &lane) {
   lane.ctx = t.fctx;
 }
 
-// --- bank conflicts (amd-targets.md section 3) -----------------------------------------
-
-/// Phase of lane `l` for an access of `bytes` (b32 and narrower, b64, b128).
-int phaseOf(int l, int bytes, int waveSize) {
-  // b128 groups within each 32 lanes: {0-3,20-23} {4-7,16-19} {8-11,28-31} {12-15,24-27}.
-  auto b128Group = [](int q) { return q < 16 ? q / 4 : ((q - 16) / 4) ^ 1; };
-  if (waveSize == 64) {
-    if (bytes <= 4)
-      return l / 32;           // 2 x 32
-    if (bytes <= 8)
-      return l / 16;           // 4 x 16, contiguous
-    return 2 * b128Group(l % 32) + l / 32;  // 8 x 8
-  }
-  if (bytes <= 4)
-    return 0;                  // 1 x 32
-  if (bytes <= 8)
-    return l / 16;             // 2 x 16
-  return b128Group(l % 32);    // 4 x 8
-}
-
-int64_t conflictCycles(const LdsAccess *acc, size_t n, int waveSize, int banks) {
-  int width = 0;
-  for (size_t i = 0; i < n; ++i)
-    width = std::max(width, acc[i].bytes);
-  // dwords touched per phase (at most 8 phases, 32 lanes x 4 dwords each)
-  std::vector<uint32_t> dwords[8];
-  for (size_t i = 0; i < n; ++i) {
-    int p = phaseOf(acc[i].lane, width, waveSize);
-    uint32_t first = acc[i].offset / 4, last = (acc[i].offset + (uint32_t)acc[i].bytes - 1) / 4;
-    for (uint32_t d = first; d <= last; ++d)
-      dwords[p].push_back(d);
-  }
-  int64_t extra = 0;
-  std::vector<int> perBank(banks);
-  for (auto &ds : dwords) {
-    if (ds.empty())
-      continue;
-    std::sort(ds.begin(), ds.end());
-    ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
-    std::fill(perBank.begin(), perBank.end(), 0);
-    int worst = 0;
-    for (uint32_t d : ds)
-      worst = std::max(worst, ++perBank[d % banks]);
-    extra += worst - 1;
-  }
-  return extra;
-}
-
 /// Counts the wave's grouped LDS instructions and starts a new grouping.
 void flushWave(Worker &w, Wave &wave) {
   for (int k = 0; k < wave.usedGroups; ++k) {
@@ -195,7 +144,7 @@ void flushWave(Worker &w, Wave &wave) {
     if (g.empty())
       continue;
     ++w.ldsInstr;
-    w.bankCycles += conflictCycles(g.data(), g.size(), w.job->waveSize, w.job->ldsBanks);
+    w.bankCycles += tilec::ldsConflictCycles(g.data(), g.size(), w.job->waveSize, w.job->ldsBanks);
     g.clear();
   }
   wave.usedGroups = 0;
@@ -699,7 +648,7 @@ int64_t bankConflictCycles(const std::vector<uint32_t> &offsets, const std::vect
   for (size_t l = 0; l < offsets.size() && l < bytes.size(); ++l)
     if (bytes[l] > 0)
       acc.push_back({(int)l, offsets[l], bytes[l]});
-  return acc.empty() ? 0 : conflictCycles(acc.data(), acc.size(), waveSize, banks);
+  return acc.empty() ? 0 : tilec::ldsConflictCycles(acc.data(), acc.size(), waveSize, banks);
 }
 
 LaunchReport runGrid(const GridJob &job) {
