@@ -13,18 +13,24 @@
 // A is MxK and B is KxN, both row-major; C is MxN in f32 or bf16 (the store
 // converts). M, N and K are run-time sizes >= 1: loads past a tensor's edge
 // read 0 and stores past it are dropped, so ragged shapes need no padding.
+//
+// fp8 (dtype=fp8: e4m3fnuz A and B, gfx942 only): C = scale_a * scale_b * (A @ B)
+// with per-tensor f32 scales passed as kernel arguments after C; the A/B
+// tiles take half the LDS of bf16 (9.25 KiB with the default tile).
 #include "Gemm.h"
 
 #include "Params.h"
 
 #include <cmath>
+#include <optional>
 
 namespace tilec::kernels {
 
 std::string gemmKernelName(const GemmConfig &c) {
   return "gemm_" + std::string(dtypeName(c.dtype)) + "_" + dtypeName(c.out) + "_" +
          std::to_string(c.blockM) + "x" + std::to_string(c.blockN) + "x" + std::to_string(c.blockK) +
-         "_w" + std::to_string(c.waves) + "_s" + std::to_string(c.stages);
+         "_w" + std::to_string(c.waves) + "_s" + std::to_string(c.stages) +
+         (c.ldsLayout == GemmConfig::LdsLayoutChoice::Naive ? "_naivelds" : "");
 }
 
 int64_t gemmLdsBytes(const GemmConfig &c) {
@@ -39,6 +45,12 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   Tensor A = kb.tensor("A", config.dtype, 2); // [M, K]
   Tensor B = kb.tensor("B", config.dtype, 2); // [K, N]
   Tensor C = kb.tensor("C", config.out, 2);   // [M, N]
+  const bool fp8 = config.dtype == DType::fp8e4m3fnuz;
+  std::optional<Scalar> scaleA, scaleB;        // fp8: per-tensor scales of A and B
+  if (fp8) {
+    scaleA = kb.scalarF32("scale_a");
+    scaleB = kb.scalarF32("scale_b");
+  }
 
   // One workgroup per BM x BN tile of C.
   kb.grid({GridExtent::ceilDiv(C, 0, BM), GridExtent::ceilDiv(C, 1, BN)});
@@ -46,8 +58,9 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   Index col = kb.blockId(1) * BN;  // first column
   Index numK = cdiv(A.dim(1), BK); // k steps; the last one may be partial (reads 0 past K)
 
-  Tile a = kb.ldsTile("a_lds", {BM, BK}, config.dtype);
-  Tile b = kb.ldsTile("b_lds", {BK, BN}, config.dtype);
+  const bool naive = config.ldsLayout == GemmConfig::LdsLayoutChoice::Naive;
+  Tile a = naive ? kb.ldsTile("a_lds", {BM, BK}, config.dtype, LdsLayout{BK}) : kb.ldsTile("a_lds", {BM, BK}, config.dtype);
+  Tile b = naive ? kb.ldsTile("b_lds", {BK, BN}, config.dtype, LdsLayout{BN}) : kb.ldsTile("b_lds", {BK, BN}, config.dtype);
   Tile acc = kb.regTile("acc", {BM, BN}, DType::f32);
 
   // ---- acc[BM,BN] = 0                                   (default acc[128,128])
@@ -62,6 +75,12 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
     kb.gemm(a, b, acc);
   });
 
+  // ---- fp8: acc[BM,BN] = scale_b * (scale_a * acc)       (one f32 multiply each)
+  if (fp8) {
+    kb.scale(acc, acc, *scaleA);
+    kb.scale(acc, acc, *scaleB);
+  }
+
   // ---- C[row:row+BM, col:col+BN] = acc                  (f32 -> C's element type)
   kb.store(acc, C, {row, col});
 
@@ -74,45 +93,55 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 KernelInfo gemmKernelInfo() {
   KernelInfo info;
   info.name = "gemm";
-  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B row-major bf16/f16, f32 accumulation, C f32/bf16";
+  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B row-major bf16/f16/fp8, f32 accumulation, C f32/bf16";
   info.params = {
       {"M", "4096", "rows of A and C (run-time size; used by --run)"},
       {"N", "4096", "columns of B and C (run-time size; used by --run)"},
       {"K", "4096", "columns of A, rows of B (run-time size; used by --run)"},
-      {"dtype", "bf16", "element type of A and B: bf16 | f16"},
+      {"dtype", "bf16", "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz, gfx942; C = scale_a*scale_b*(A@B))"},
       {"out", "f32", "element type of C: f32 | bf16"},
+      {"scale_a", "1", "dtype=fp8: per-tensor scale of A (a kernel argument; used by --run)"},
+      {"scale_b", "1", "dtype=fp8: per-tensor scale of B (a kernel argument; used by --run)"},
       {"block_m", "128", "rows of C per workgroup"},
       {"block_n", "128", "columns of C per workgroup"},
       {"block_k", "32", "depth of one k step"},
       {"waves", "4", "wavefronts per workgroup (1..16)"},
       {"stages", "2", "software-pipelining depth of the k loop (1..8)"},
+      {"lds_layout", "auto", "LDS layout of the A/B tiles: auto (the compiler's) | naive (row-major)"},
   };
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     ParamReader p(name, params, given);
-    constexpr int64_t kMaxSize = int64_t(1) << 31, kMaxBlock = 512;
+    constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1, kMaxBlock = 512;  // sizes are int32 kernel arguments
     p.integer("M", 1, kMaxSize);
     p.integer("N", 1, kMaxSize);
     p.integer("K", 1, kMaxSize);
     GemmConfig c;
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
+    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz});
     c.out = p.dtype("out", {DType::f32, DType::bf16});
     c.blockM = p.integer("block_m", 1, kMaxBlock);
     c.blockN = p.integer("block_n", 1, kMaxBlock);
     c.blockK = p.integer("block_k", 1, kMaxBlock);
     c.waves = static_cast<int>(p.integer("waves", 1, 16));
     c.stages = static_cast<int>(p.integer("stages", 1, 8));
+    c.ldsLayout = p.choice("lds_layout", {"auto", "naive"}) == "naive" ? GemmConfig::LdsLayoutChoice::Naive
+                                                                       : GemmConfig::LdsLayoutChoice::Auto;
     if (!p.ok())
       return p.error();
     return buildGemm(c);
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
     ParamReader p(name, params, given);
-    constexpr int64_t kMaxSize = int64_t(1) << 31;
+    constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
     int64_t M = p.integer("M", 1, kMaxSize), N = p.integer("N", 1, kMaxSize), K = p.integer("K", 1, kMaxSize);
-    DType in = p.dtype("dtype", {DType::bf16, DType::f16});
+    DType in = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz});
     DType out = p.dtype("out", {DType::f32, DType::bf16});
+    double scaleA = p.real("scale_a"), scaleB = p.real("scale_b");
     if (!p.ok())
       return p.error();
+    if (in == DType::fp8e4m3fnuz)
+      return gemmFp8Problem(M, N, K, out, static_cast<float>(scaleA), static_cast<float>(scaleB));
+    if (scaleA != 1.0 || scaleB != 1.0)
+      return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8 only"};
     return gemmProblem(M, N, K, in, out);
   };
   return info;
@@ -147,6 +176,51 @@ Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out) {
       }
       for (int64_t j = 0; j < N; ++j)
         tol[i * N + j] = (1 + uOut) * gamma * mag[j] + uOut * std::fabs(row[j]);
+    }
+    expected = {std::move(c)};
+    tolerance = {std::move(tol)};
+  };
+  return prob;
+}
+
+Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB) {
+  Problem prob = gemmProblem(M, N, K, DType::fp8e4m3fnuz, out);
+  // Kernel arguments: A, B, C, then scale_a, scale_b (buildGemm's order).
+  prob.scalars = {{"scale_a", scaleA, 3}, {"scale_b", scaleB, 4}};
+  // Inputs are exact in e4m3fnuz and their products are exact in f32 (4-bit
+  // significands), so accumulation over K terms errs by at most
+  // K * 2^-24 * sum|a||b| as for bf16. The kernel then multiplies by scale_a
+  // and by scale_b (one f32 rounding each, u = 2^-24) and rounds to C's type
+  // (uOut); the three roundings scale everything by at most
+  // 1 + eta, eta = (1+u)^2 (1+uOut) - 1, so with S = |scale_a * scale_b|:
+  //   |C - S*ref| <= (1+eta) * S * K*2^-24*sum|a||b| + eta * |scale_a*scale_b*ref|.
+  const double u = std::ldexp(1.0, -24);
+  const double uOut = out == DType::bf16 ? std::ldexp(1.0, -8) : u;
+  const double eta = (1 + u) * (1 + u) * (1 + uOut) - 1;
+  const double gamma = double(K) * u;
+  const double s = double(scaleA) * double(scaleB);
+  prob.toleranceRule = "|C - s*ref| <= (1+e)*|s|*K*2^-24*sum|a||b| + e*|s*ref|, s = scale_a*scale_b, "
+                       "e = (1+2^-24)^2*(1+u)-1, u = " +
+                       std::string(out == DType::bf16 ? "2^-8 (bf16 out)" : "2^-24 (f32 out)");
+  prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                       std::vector<std::vector<double>> &tolerance) {
+    const std::vector<double> &a = v[0], &b = v[1];
+    std::vector<double> c(M * N, 0.0), tol(M * N, 0.0), mag(N);
+    for (int64_t i = 0; i < M; ++i) {
+      double *row = &c[i * N];
+      std::fill(mag.begin(), mag.end(), 0.0);
+      for (int64_t k = 0; k < K; ++k) {
+        const double aik = a[i * K + k];
+        const double *brow = &b[k * N];
+        for (int64_t j = 0; j < N; ++j) {
+          row[j] += aik * brow[j];
+          mag[j] += std::fabs(aik * brow[j]);
+        }
+      }
+      for (int64_t j = 0; j < N; ++j) {
+        row[j] *= s;
+        tol[i * N + j] = (1 + eta) * std::fabs(s) * gamma * mag[j] + eta * std::fabs(row[j]);
+      }
     }
     expected = {std::move(c)};
     tolerance = {std::move(tol)};

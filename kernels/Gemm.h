@@ -14,13 +14,16 @@ namespace tilec::kernels {
 /// One compiled GEMM variant. Problem sizes (M, N, K) are not part of it: they
 /// are read from the tensors at run time.
 struct GemmConfig {
-  DType dtype = DType::bf16; ///< A and B (bf16 or f16)
+  DType dtype = DType::bf16; ///< A and B (bf16, f16 or fp8e4m3fnuz)
   DType out = DType::f32;    ///< C (f32 or bf16); accumulation is always f32
   int64_t blockM = 128;      ///< rows of C per workgroup
   int64_t blockN = 128;      ///< columns of C per workgroup
   int64_t blockK = 32;       ///< depth of one k step
   int waves = 4;             ///< wavefronts per workgroup
   int stages = 2;            ///< software-pipelining depth of the k loop
+  /// LDS layout of the A and B tiles: the compiler's choice (bank-conflict
+  /// free where its model finds one) or plain row-major (for comparison).
+  enum class LdsLayoutChoice { Auto, Naive } ldsLayout = LdsLayoutChoice::Auto;
 };
 
 /// "gemm_bf16_f32_128x128x32_w4_s2": the kernel symbol encodes the configuration.
@@ -33,6 +36,10 @@ Result<Kernel> buildGemm(const GemmConfig &config);
 
 /// The problem C[M,N] = A[M,K] @ B[K,N] with its CPU reference (double).
 Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out);
+
+/// The fp8 problem C[M,N] = scale_a * scale_b * (A[M,K] @ B[K,N]), A and B
+/// e4m3fnuz; the scales are f32 kernel arguments 3 and 4 (after C).
+Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB);
 
 /// The registry entry (`tilec --kernel=gemm -p M=... -p dtype=...`).
 KernelInfo gemmKernelInfo();

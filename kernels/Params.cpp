@@ -1,6 +1,7 @@
 #include "Params.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <utility>
 
@@ -45,13 +46,38 @@ int64_t ParamReader::integer(const std::string &name, int64_t min, int64_t max) 
 
 DType ParamReader::dtype(const std::string &name, const std::vector<DType> &choices) {
   const std::string &s = raw(name);
-  std::optional<DType> t = parseDType(s);
+  std::optional<DType> t = s == "fp8" ? std::optional<DType>(DType::fp8e4m3fnuz) : parseDType(s);
   for (DType c : choices)
     if (t == c)
       return c;
   std::string valid;
   for (DType c : choices)
-    valid += (valid.empty() ? "" : ", ") + std::string(dtypeName(c));
+    valid += (valid.empty() ? "" : ", ") +
+             (c == DType::fp8e4m3fnuz ? std::string("fp8 (fp8e4m3fnuz)") : std::string(dtypeName(c)));
+  fail("parameter '" + name + "' must be one of " + valid + ", got '" + s + "'");
+  return choices.front();
+}
+
+double ParamReader::real(const std::string &name) {
+  const std::string &s = raw(name);
+  errno = 0;
+  char *end = nullptr;
+  double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
+    fail("parameter '" + name + "' must be a finite real number, got '" + s + "'");
+    return 0;
+  }
+  return v;
+}
+
+std::string ParamReader::choice(const std::string &name, const std::vector<std::string> &choices) {
+  const std::string &s = raw(name);
+  for (const std::string &c : choices)
+    if (s == c)
+      return c;
+  std::string valid;
+  for (const std::string &c : choices)
+    valid += (valid.empty() ? "" : ", ") + c;
   fail("parameter '" + name + "' must be one of " + valid + ", got '" + s + "'");
   return choices.front();
 }

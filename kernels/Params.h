@@ -19,8 +19,13 @@ public:
 
   /// An integer in [min, max].
   int64_t integer(const std::string &name, int64_t min, int64_t max);
-  /// One of `choices` (e.g. the dtypes a kernel supports).
+  /// One of `choices` (a keyword).
+  std::string choice(const std::string &name, const std::vector<std::string> &choices);
+  /// One of `choices` (e.g. the dtypes a kernel supports). "fp8" names
+  /// fp8e4m3fnuz (the e4m3 format of gfx942, amd-targets.md section 8).
   DType dtype(const std::string &name, const std::vector<DType> &choices);
+  /// A finite real number.
+  double real(const std::string &name);
 
   bool ok() const { return error_.empty(); }
   Error error() const { return Error{error_}; }

@@ -30,13 +30,25 @@ struct TensorSpec {
   bool output = false;  ///< written by the kernel, checked against the reference
 };
 
+/// One f32 scalar argument of a concrete problem (e.g. an fp8 GEMM's scale),
+/// passed by value. `position` is its index in the kernel's argument list,
+/// tensors and scalars counted together (a tensor is one argument, whatever
+/// its rank).
+struct ScalarSpec {
+  std::string name;
+  float value = 0;
+  size_t position = 0;
+};
+
 /// A concrete problem for a shipped kernel (from its -p values): the tensors
-/// in kernel-argument order and a CPU reference. `reference` receives every
+/// in kernel-argument order, the scalar arguments placed among them by
+/// position, and a CPU reference (which knows the scalars' values). `reference` receives every
 /// tensor's values as doubles (outputs: their initial contents) and fills, for
 /// each output tensor in order, the expected values and a per-element
 /// tolerance. `toleranceRule` says how the tolerance is derived.
 struct Problem {
   std::vector<TensorSpec> tensors;
+  std::vector<ScalarSpec> scalars;  ///< in increasing `position`
   std::function<void(const std::vector<std::vector<double>> &values,
                      std::vector<std::vector<double>> &expected,
                      std::vector<std::vector<double>> &tolerance)>

@@ -1,5 +1,6 @@
 #include "Run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -22,6 +23,34 @@ float fromBf16(uint16_t h) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
+}
+
+// fp8 e4m3fnuz (amd-targets.md section 8): bias 8, max 240, one NaN 0x80, no
+// infinities, no -0. The device prelude (tilec_tiles.h) does the same.
+double fromFp8E4M3Fnuz(uint8_t b) {
+  if (b == 0x80)
+    return NAN;
+  int e = (b >> 3) & 15, m = b & 7;
+  double mag = e == 0 ? std::ldexp(m, -10) : std::ldexp(8 + m, e - 11);
+  return (b & 0x80) ? -mag : mag;
+}
+/// Rounds to nearest even, saturating at +-240 (infinities too); NaN -> 0x80;
+/// a result that rounds to zero is +0.
+uint8_t toFp8E4M3Fnuz(double v) {
+  if (std::isnan(v))
+    return 0x80;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const double a = std::fabs(v);
+  if (a >= 240)
+    return sign | 0x7f;
+  // The grid spacing at |v|: 2^-10 below 2^-7 (subnormals), else 2^(e-3) for |v| in [2^e, 2^(e+1)).
+  int e = std::max(std::ilogb(a), -7);
+  double q = std::nearbyint(std::ldexp(a, 3 - e));  // FE_TONEAREST: ties to even
+  // Normal: q in [8, 16], code = (biased exponent << 3) + q - 8, where q == 16
+  // carries into the next binade (still <= 240 here). Subnormal (e == -7,
+  // q < 8): the same formula gives code = q, and q == 8 is 2^-7, code 0x08.
+  int code = ((e + 8) << 3) + static_cast<int>(q) - 8;
+  return code == 0 ? 0 : static_cast<uint8_t>(sign | code);
 }
 
 std::string shapeStr(const std::vector<int64_t> &shape) {
@@ -66,7 +95,7 @@ double loadElement(DType t, const void *base, int64_t i) {
   case DType::f16: return static_cast<double>(static_cast<const _Float16 *>(base)[i]);
   case DType::i32: return static_cast<const int32_t *>(base)[i];
   case DType::i8: return static_cast<const int8_t *>(base)[i];
-  case DType::fp8e4m3fnuz: break;
+  case DType::fp8e4m3fnuz: return fromFp8E4M3Fnuz(static_cast<const uint8_t *>(base)[i]);
   }
   return NAN;
 }
@@ -78,7 +107,7 @@ void storeElement(DType t, void *base, int64_t i, double v) {
   case DType::f16: static_cast<_Float16 *>(base)[i] = static_cast<_Float16>(v); return;
   case DType::i32: static_cast<int32_t *>(base)[i] = static_cast<int32_t>(v); return;
   case DType::i8: static_cast<int8_t *>(base)[i] = static_cast<int8_t>(v); return;
-  case DType::fp8e4m3fnuz: return;
+  case DType::fp8e4m3fnuz: static_cast<uint8_t *>(base)[i] = toFp8E4M3Fnuz(v); return;
   }
 }
 
@@ -145,6 +174,16 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
       return Error{s.error()};
     }
     args.push_back(LaunchArg::tensor(buffers[t], specs[t].shape));
+  }
+  // Scalar arguments go in at their positions (ascending, so earlier inserts
+  // do not move later ones).
+  for (const ScalarSpec &sc : problem->scalars) {
+    if (sc.position > args.size()) {
+      releaseAll();
+      return Error{"tilec: error: kernel '" + info.name + "': scalar argument '" + sc.name + "' at position " +
+                   std::to_string(sc.position) + " is past the " + std::to_string(args.size()) + " arguments before it"};
+    }
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(sc.position), LaunchArg::f32(sc.value));
   }
 
   Result<LaunchStats> stats = dev.launch(result.kernel, args);

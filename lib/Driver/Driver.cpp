@@ -80,6 +80,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
     return Error{"tilec: error: unknown target '" + opts.arch + "' (known: " + knownTargetsList() + ")"};
 
   MLIRContext ctx;
+  ctx.printOpOnDiagnostic(false);  // one message with its location, not an IR dump
   ctx.loadDialect<tile::TileDialect, func::FuncDialect, arith::ArithDialect, scf::SCFDialect,
                   memref::MemRefDialect>();
   DiagnosticCollector diags(ctx);

@@ -25,6 +25,7 @@ FailureOr<std::string> cType(Operation *at, Type t) {
   if (t.isF32()) return std::string("float");
   if (t.isF16()) return std::string("tl::f16");
   if (t.isBF16()) return std::string("tl::bf16");
+  if (t.isFloat8E4M3FNUZ()) return std::string("tl::fp8e4m3fnuz");
   if (t.isInteger(32)) return std::string("int");
   if (t.isIndex()) return std::string("int");
   return at->emitOpError() << "element type " << t << " is not supported by the HIP emitter yet";
@@ -61,11 +62,24 @@ FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
   for (const MatrixInstr &mi : target.matrixInstrs) {
     if (mi.name != instrName)
       continue;
-    const char *in = mi.aType == ElemType::BF16 ? "tl::bf16" : mi.aType == ElemType::F16 ? "tl::f16" : nullptr;
-    if (mi.family == MatrixFamily::MFMA && in && mi.m == 32 && mi.k == 8)
-      return std::string(llvm::formatv("tl::Mfma32x32x8<{0}>", in));
-    if (mi.family == MatrixFamily::MFMA && in && mi.m == 16 && mi.k == 16)
-      return std::string(llvm::formatv("tl::Mfma16x16x16<{0}>", in));
+    const char *in = mi.aType == ElemType::BF16          ? "tl::bf16"
+                     : mi.aType == ElemType::F16         ? "tl::f16"
+                     : mi.aType == ElemType::FP8E4M3FNUZ ? "tl::fp8e4m3fnuz"
+                                                         : nullptr;
+    bool sixteenBit = mi.aType == ElemType::BF16 || mi.aType == ElemType::F16;
+    const char *shape = nullptr;
+    if (mi.family == MatrixFamily::MFMA && sixteenBit && mi.m == 32 && mi.k == 8)
+      shape = "Mfma32x32x8";
+    else if (mi.family == MatrixFamily::MFMA && sixteenBit && mi.m == 16 && mi.k == 16)
+      shape = "Mfma16x16x16";
+    else if (mi.family == MatrixFamily::MFMA && mi.aType == ElemType::FP8E4M3FNUZ && mi.m == 32 && mi.k == 16)
+      shape = "Mfma32x32x16";
+    else if (mi.family == MatrixFamily::MFMA && mi.aType == ElemType::FP8E4M3FNUZ && mi.m == 16 && mi.k == 32)
+      shape = "Mfma16x16x32";
+    else if (mi.family == MatrixFamily::WMMA && sixteenBit && mi.m == 16 && mi.n == 16 && mi.k == 16)
+      shape = "Wmma16x16x16";
+    if (in && shape)
+      return std::string(llvm::formatv("tl::{0}<{1}>", shape, in));
     return at->emitOpError() << "matrix instruction " << instrName
                              << " has no device-prelude atom yet";
   }
@@ -219,8 +233,11 @@ LogicalResult Emitter::emitOp(Operation &op) {
           if (!off || !rs)
             return a.emitOpError() << "LDS tile '" << a.displayName()
                                    << "' is not placed; run tilec-allocate-lds first";
+          std::string swizzle;
+          if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3)
+            swizzle = llvm::formatv(", {0}, {1}, {2}", sw[0], sw[1], sw[2]).str();
           line() << "const tl::Lds<" << *ct << ", " << t.rows() << ", " << t.cols() << ", "
-                 << rs.getInt() << "> " << n << "{(" << *ct << " *)(tl_lds + " << off.getInt()
+                 << rs.getInt() << swizzle << "> " << n << "{(" << *ct << " *)(tl_lds + " << off.getInt()
                  << ")};  // " << a.displayName() << "\n";
           return success();
         }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <link.h>
 #include <mutex>
@@ -154,30 +155,39 @@ void flushWave(Worker &w, Wave &wave) {
 
 // --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
 
+/// Element type of a matrix instruction's A and B operands.
+enum class Operand : uint8_t { BF16, F16, FP8E4M3FNUZ };
+
 struct MatrixShape {
   int m, n, k, kPerLane, accPerLane, lanes;
-  bool bf16;  ///< else f16
+  Operand type;
   bool wmma;
 };
 
 MatrixShape shapeOf(int op) {
+  using O = Operand;
   switch (op) {
-  case TL_EMU_MFMA_F32_32X32X8_BF16: return {32, 32, 8, 4, 16, 64, true, false};
-  case TL_EMU_MFMA_F32_16X16X16_BF16: return {16, 16, 16, 4, 4, 64, true, false};
-  case TL_EMU_MFMA_F32_32X32X8_F16: return {32, 32, 8, 4, 16, 64, false, false};
-  case TL_EMU_MFMA_F32_16X16X16_F16: return {16, 16, 16, 4, 4, 64, false, false};
-  case TL_EMU_WMMA_F32_16X16X16_F16_W32: return {16, 16, 16, 16, 8, 32, false, true};
-  case TL_EMU_WMMA_F32_16X16X16_BF16_W32: return {16, 16, 16, 16, 8, 32, true, true};
-  default: return {0, 0, 0, 0, 0, 0, false, false};
+  case TL_EMU_MFMA_F32_32X32X8_BF16: return {32, 32, 8, 4, 16, 64, O::BF16, false};
+  case TL_EMU_MFMA_F32_16X16X16_BF16: return {16, 16, 16, 4, 4, 64, O::BF16, false};
+  case TL_EMU_MFMA_F32_32X32X8_F16: return {32, 32, 8, 4, 16, 64, O::F16, false};
+  case TL_EMU_MFMA_F32_16X16X16_F16: return {16, 16, 16, 4, 4, 64, O::F16, false};
+  case TL_EMU_WMMA_F32_16X16X16_F16_W32: return {16, 16, 16, 16, 8, 32, O::F16, true};
+  case TL_EMU_WMMA_F32_16X16X16_BF16_W32: return {16, 16, 16, 16, 8, 32, O::BF16, true};
+  case TL_EMU_MFMA_F32_32X32X16_FP8_FP8: return {32, 32, 16, 8, 16, 64, O::FP8E4M3FNUZ, false};
+  case TL_EMU_MFMA_F32_16X16X32_FP8_FP8: return {16, 16, 32, 8, 4, 64, O::FP8E4M3FNUZ, false};
+  default: return {0, 0, 0, 0, 0, 0, O::BF16, false};
   }
 }
+
+int operandBytes(Operand t) { return t == Operand::FP8E4M3FNUZ ? 1 : 2; }
 
 /// A operand element e of lane l -> (m, k); B uses the same formula with m -> n.
 void operandCoord(const MatrixShape &s, int l, int e, int &row, int &k) {
   if (s.wmma) {  // A[l%16][e]
     row = l % 16;
     k = e;
-  } else {       // 32x32x8: A[l%32][4*(l/32)+e]; 16x16x16: A[l%16][4*(l/16)+e]
+  } else {       // 32x32x8: A[l%32][4*(l/32)+e]; 16x16x16: A[l%16][4*(l/16)+e];
+                 // fp8 32x32x16: A[l%32][8*(l/32)+e]; 16x16x32: A[l%16][8*(l/16)+e]
     row = l % s.m;
     k = s.kPerLane * (l / s.m) + e;
   }
@@ -197,14 +207,29 @@ void accCoord(const MatrixShape &s, int l, int r, int &m, int &n) {
   }
 }
 
-float operandValue(const void *v, int e, bool bf16) {
-  if (bf16) {
+/// fp8 e4m3fnuz (amd-targets.md section 8), decoded exactly: bias 8, subnormals
+/// m * 2^-10, 0x80 is the only NaN, no infinities.
+double decodeFp8E4M3Fnuz(uint8_t b) {
+  if (b == 0x80)
+    return NAN;
+  int e = (b >> 3) & 15, m = b & 7;
+  double mag = e == 0 ? std::ldexp(m, -10) : std::ldexp(8 + m, e - 11);
+  return (b & 0x80) ? -mag : mag;
+}
+
+/// Element e of a lane's A or B operand (byte e of an 8-byte fp8 operand).
+double operandValue(const void *v, int e, Operand t) {
+  switch (t) {
+  case Operand::BF16: {
     uint32_t bits = (uint32_t)((const uint16_t *)v)[e] << 16;
     float f;
     memcpy(&f, &bits, 4);
     return f;
   }
-  return (float)((const _Float16 *)v)[e];
+  case Operand::F16: return (double)((const _Float16 *)v)[e];
+  case Operand::FP8E4M3FNUZ: return decodeFp8E4M3Fnuz(((const uint8_t *)v)[e]);
+  }
+  return NAN;
 }
 
 void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &parts) {
@@ -231,7 +256,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       for (Lane *o : parts)
         if (o->lane == ln - 16)
           twin = o;
-      size_t bytes = (size_t)s.kPerLane * 2;
+      size_t bytes = (size_t)s.kPerLane * operandBytes(s.type);
       if (twin && (memcmp(twin->a, l->a, bytes) != 0 || memcmp(twin->b, l->b, bytes) != 0)) {
         w.invalid += 1;
         w.shared->message(Invalid, [&] { return std::string("invalid WMMA operands: " + w.where(*l) +
@@ -243,8 +268,8 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       int row, k;
       operandCoord(s, ln, e, row, k);
       if (!s.wmma || ln < 16) {
-        A[row * s.k + k] = operandValue(l->a, e, s.bf16);
-        B[k * s.n + row] = operandValue(l->b, e, s.bf16);
+        A[row * s.k + k] = operandValue(l->a, e, s.type);
+        B[k * s.n + row] = operandValue(l->b, e, s.type);
       }
     }
     for (int r = 0; r < s.accPerLane; ++r) {
@@ -253,7 +278,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       C[m * s.n + n] = ((const float *)l->c)[r];
     }
   }
-  // Products of bf16/f16 values are exact in double; the dot product is
+  // Products of bf16/f16/fp8 values are exact in double; the dot product is
   // summed in double and added to C with one rounding to f32 (the hardware's
   // internal accumulation order is not specified: section "Not verified").
   for (Lane *l : parts)
@@ -358,6 +383,8 @@ unsigned abiBufferLoad(const tl_emu_rsrc *r, int off, int bytes) {
   uintptr_t addr = bufferAddress(*w, r, off, bytes, "load");
   if (!addr)
     return 0;
+  if (bytes == 1)
+    return *(const uint8_t *)addr;
   if (bytes == 2) {
     uint16_t v;
     memcpy(&v, (const void *)addr, 2);
@@ -374,7 +401,9 @@ void abiBufferStore(const tl_emu_rsrc *r, int off, int bytes, unsigned value) {
   uintptr_t addr = bufferAddress(*w, r, off, bytes, "store");
   if (!addr)
     return;
-  if (bytes == 2) {
+  if (bytes == 1) {
+    *(uint8_t *)addr = (uint8_t)value;
+  } else if (bytes == 2) {
     uint16_t v = (uint16_t)value;
     memcpy((void *)addr, &v, 2);
   } else {

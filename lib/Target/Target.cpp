@@ -59,6 +59,13 @@ std::vector<const MatrixInstr *> TargetInfo::instrsFor(ElemType t) const {
   return out;
 }
 
+const MatrixInstr *TargetInfo::findInstr(std::string_view name) const {
+  for (const MatrixInstr &mi : matrixInstrs)
+    if (mi.name == name)
+      return &mi;
+  return nullptr;
+}
+
 static std::vector<TargetInfo> buildTargets() {
   using E = ElemType;
   using F = MatrixFamily;
@@ -104,6 +111,8 @@ static const std::vector<TargetInfo> &targets() {
   static const std::vector<TargetInfo> ts = buildTargets();
   return ts;
 }
+
+const std::vector<TargetInfo> &knownTargets() { return targets(); }
 
 const TargetInfo *lookupTarget(std::string_view arch) {
   for (const TargetInfo &t : targets())

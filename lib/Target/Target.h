@@ -31,6 +31,23 @@ struct MatrixInstr {
   int kPerLane;
   int accPerLane;
   int cycles;           ///< issue cycles (calculator)
+
+  // Register layouts as data (amd-targets.md sections 1-2), lane l of the
+  // instruction's wave. B uses A's formulas with m replaced by n.
+  /// Row m of A that lane `l` holds.
+  int aRow(int l) const { return l % m; }
+  /// Column k of A held in element `r` of lane `l`'s operand. MFMA lanes
+  /// l/m = 0, 1, .. hold consecutive k groups; WMMA lanes l and l+16 hold
+  /// the same (duplicated) row.
+  int aK(int l, int r) const { return family == MatrixFamily::WMMA ? r : kPerLane * (l / m) + r; }
+  /// Row of D in accumulator element `r` of lane `l`.
+  int dRow(int l, int r) const {
+    if (family == MatrixFamily::WMMA)
+      return 2 * r + l / 16;
+    return m == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r;
+  }
+  /// Column of D in accumulator element `r` of lane `l`.
+  int dCol(int l, int) const { return l % n; }
 };
 
 /// A target: wave size, LDS, banks, register file, matrix instructions.
@@ -56,10 +73,14 @@ struct TargetInfo {
 
   /// Matrix instructions that multiply `t` (in preference order: larger tiles first).
   std::vector<const MatrixInstr *> instrsFor(ElemType t) const;
+  /// The instruction called `name` (ISA mnemonic), or nullptr.
+  const MatrixInstr *findInstr(std::string_view name) const;
 };
 
 /// The known targets; nullptr for an unknown arch.
 const TargetInfo *lookupTarget(std::string_view arch);
+/// Every known target, in a fixed order (gfx942, gfx90a, gfx1151).
+const std::vector<TargetInfo> &knownTargets();
 /// "gfx942, gfx90a, gfx1151": for diagnostics.
 std::string knownTargetsList();
 

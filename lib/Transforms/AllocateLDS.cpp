@@ -2,8 +2,12 @@
 #include "Transforms/PassDetail.h"
 #include "Transforms/Passes.h"
 
+#include "Target/LdsBanks.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <functional>
 
 namespace tilec {
 #define GEN_PASS_DEF_TILECALLOCATELDS
@@ -16,12 +20,116 @@ using namespace tilec;
 namespace {
 
 constexpr int64_t kAlign = 16;
-/// Row padding of rank-2 LDS tiles: 16 bytes shifts consecutive rows by four
-/// banks, so the column-strided operand reads of a wave spread over the 32
-/// banks of amd-targets.md section 3 instead of hitting one.
-constexpr int64_t kRowPadBytes = 16;
+/// The largest row padding tried, in bytes (a full bank cycle of 32 banks x 4).
+constexpr int64_t kMaxRowPadBytes = 128;
+
+/// Where element (row, col) of an LDS tile lives: rows `stride` elements
+/// apart, columns permuted per row by an XOR swizzle on groups of `vec`
+/// elements (amd-targets.md section 3):
+///   col' = ((col / vec) ^ ((row / perPhase) % maxPhase)) * vec + col % vec.
+/// maxPhase = 1 is no swizzle.
+struct LdsLayout {
+  int64_t stride;
+  int64_t vec = 1, perPhase = 1, maxPhase = 1;
+  int64_t index(int64_t row, int64_t col) const {
+    int64_t c = ((col / vec) ^ ((row / perPhase) % maxPhase)) * vec + col % vec;
+    return row * stride + c;
+  }
+};
+
+/// Calls `inst` with each wave instruction (the lanes' accesses) that the
+/// device prelude issues on LDS tile `tile` when its rows are `stride`
+/// elements apart: the cooperative writes of load/gather/fill (thread t writes
+/// element t + i*threads, row-major) and the operand reads of tile.gemm (per
+/// the chosen instruction's lane layout, amd-targets.md sections 1-2).
+void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const TargetInfo &target, int waves,
+                           const std::function<void(const std::vector<LdsLaneAccess> &)> &inst) {
+  tile::TileType t = tile.getType();
+  const int ws = target.waveSize;
+  const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
+  const int64_t rows = t.rows(), cols = t.cols();
+  std::vector<LdsLaneAccess> lanes;
+  auto add = [&](int l, int64_t r, int64_t c) {
+    lanes.push_back({l, static_cast<uint32_t>(layout.index(r, c) * eb), static_cast<int>(eb)});
+  };
+  auto flush = [&] {
+    if (!lanes.empty())
+      inst(lanes);
+    lanes.clear();
+  };
+  for (Operation *user : tile.getResult().getUsers()) {
+    Value dest;
+    if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest();
+    else if (auto g = dyn_cast<tile::GatherOp>(user)) dest = g.getDest();
+    else if (auto f = dyn_cast<tile::FillOp>(user)) dest = f.getDest();
+    if (dest == tile.getResult()) {
+      const int64_t threads = int64_t(waves) * ws, n = rows * cols;
+      for (int64_t base = 0; base < n; base += threads)
+        for (int w = 0; w < waves; ++w) {
+          for (int l = 0; l < ws; ++l) {
+            int64_t i = base + int64_t(w) * ws + l;
+            if (i < n)
+              add(l, i / cols, i % cols);
+          }
+          flush();
+        }
+      continue;
+    }
+    auto g = dyn_cast<tile::GemmOp>(user);
+    if (!g)
+      continue;
+    auto instrName = g->getAttrOfType<StringAttr>(pattr::kInstr);
+    auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
+    const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
+    if (!mi || !grid)
+      continue;
+    auto c = cast<tile::TileType>(g.getC().getType());
+    const int64_t wm = grid[0], wn = grid[1], wtm = c.rows() / wm, wtn = c.cols() / wn;
+    const int64_t kTile = cast<tile::TileType>(g.getA().getType()).cols();
+    // Which operand this tile is, and whether its rows run along k.
+    bool isA = g.getA() == tile.getResult();
+    bool kAlongRows = !isA && !g.getTransposeB();
+    int64_t perWave = isA ? wtm : wtn, sub = isA ? mi->m : mi->n;
+    for (int w = 0; w < waves; ++w) {
+      int64_t origin = isA ? (w / wn) * wtm : (w % wn) * wtn;
+      for (int64_t k0 = 0; k0 < kTile; k0 += mi->k)
+        for (int64_t i = 0; i < perWave / sub; ++i)
+          for (int r = 0; r < mi->kPerLane; ++r) {
+            for (int l = 0; l < ws; ++l) {
+              int64_t mn = origin + i * sub + mi->aRow(l), k = k0 + mi->aK(l, r);
+              kAlongRows ? add(l, k, mn) : add(l, mn, k);
+            }
+            flush();
+          }
+    }
+  }
+}
+
+/// Modelled extra LDS cycles of all of `tile`'s accesses in `layout`.
+int64_t modelConflicts(tile::AllocOp tile, const LdsLayout &layout, const TargetInfo &target, int waves) {
+  int64_t cycles = 0;
+  forEachLdsInstruction(tile, layout, target, waves, [&](const std::vector<LdsLaneAccess> &lanes) {
+    cycles += ldsConflictCycles(lanes.data(), lanes.size(), target.waveSize, target.ldsBanks);
+  });
+  return cycles;
+}
 
 int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+/// The candidate layouts of a tile with `cols` columns of `elemBytes` each,
+/// cheapest in LDS first: unpadded, XOR swizzles (no extra bytes), then row
+/// paddings up to a full bank cycle.
+std::vector<LdsLayout> candidateLayouts(int64_t cols, int64_t elemBytes) {
+  std::vector<LdsLayout> out = {{cols}};
+  for (int64_t vec : {1, 2, 4, 8})
+    for (int64_t perPhase : {1, 2, 4})
+      for (int64_t maxPhase : {2, 4, 8, 16, 32})
+        if (vec * maxPhase <= cols && cols % (vec * maxPhase) == 0)
+          out.push_back({cols, vec, perPhase, maxPhase});
+  for (int64_t pad = 1; pad * elemBytes <= kMaxRowPadBytes; ++pad)
+    out.push_back({cols + pad});
+  return out;
+}
 
 struct Buffer {
   std::string name;
@@ -39,6 +147,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       return signalPassFailure();
     }
     Builder b(&getContext());
+    const int waves = numWavesOf(f);
     std::vector<Buffer> buffers;
     int64_t offset = 0;
     f.walk([&](tile::AllocOp a) {
@@ -46,11 +155,26 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       if (!t.isLds())
         return;
       int64_t elemBytes = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
-      int64_t rowStride = t.cols();
-      if (t.getRank() == 2 && !a->hasAttr(pattr::kRowStride))
-        rowStride += kRowPadBytes / elemBytes;
-      else if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride))
-        rowStride = given.getInt();
+      LdsLayout layout{t.cols()};
+      if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride)) {
+        layout.stride = given.getInt();  // the user's layout
+        if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3)
+          layout = {layout.stride, sw[0], sw[1], sw[2]};
+      } else if (t.getRank() == 2) {
+        // The cheapest layout with the fewest modelled bank conflicts: chosen
+        // by counting against the target's bank model, not assumed.
+        int64_t best = -1;
+        for (const LdsLayout &cand : candidateLayouts(t.cols(), elemBytes)) {
+          int64_t cycles = modelConflicts(a, cand, *target, waves);
+          if (best < 0 || cycles < best) {
+            best = cycles;
+            layout = cand;
+          }
+          if (best == 0)
+            break;
+        }
+      }
+      int64_t rowStride = layout.stride;
       if (rowStride < t.cols()) {
         a.emitOpError() << "row_stride " << rowStride << " of '" << a.displayName()
                         << "' is smaller than its " << t.cols() << " columns";
@@ -59,6 +183,10 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       int64_t bytes = alignTo(t.rows() * rowStride * elemBytes, kAlign);
       a->setAttr(pattr::kOffset, b.getI64IntegerAttr(offset));
       a->setAttr(pattr::kRowStride, b.getI64IntegerAttr(rowStride));
+      if (layout.maxPhase > 1)
+        a->setAttr(pattr::kSwizzle, b.getDenseI64ArrayAttr({layout.vec, layout.perPhase, layout.maxPhase}));
+      if (t.getRank() == 2)
+        a->setAttr(pattr::kBankConflicts, b.getI64IntegerAttr(modelConflicts(a, layout, *target, waves)));
       buffers.push_back({a.displayName(), bytes});
       offset += bytes;
     });

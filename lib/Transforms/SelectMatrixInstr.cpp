@@ -67,9 +67,17 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
       std::string avail;
       for (std::string_view t : types)
         avail += (avail.empty() ? "" : ", ") + std::string(t);
-      return g.emitOpError() << "element type " << a.getElementType() << " cannot be multiplied on "
-                             << target.arch << ": no matrix instruction for it (supported: "
-                             << avail << ")";
+      // Name the targets that can multiply it, if any (fp8: gfx942 only).
+      std::string elsewhere;
+      for (const TargetInfo &t : knownTargets())
+        if (et && !t.instrsFor(*et).empty())
+          elsewhere += (elsewhere.empty() ? "" : ", ") + t.arch;
+      InFlightDiagnostic d = g.emitOpError()
+                             << "element type " << a.getElementType() << " cannot be multiplied on "
+                             << target.arch << ": no matrix instruction for it (supported: " << avail << ")";
+      if (!elsewhere.empty())
+        d << "; targets with one: " << elsewhere;
+      return d;
     }
     int64_t m = c.rows(), n = c.cols(), k = a.cols();
     for (const MatrixInstr *mi : instrs) {

@@ -28,46 +28,88 @@ namespace {
 
 cl::OptionCategory category("tilec options");
 
-cl::opt<std::string> input(cl::Positional, cl::desc("[FILE.mlir | FILE.cpp]"), cl::init(""),
+cl::opt<std::string> inputOpt(cl::Positional, cl::desc("[FILE.mlir | FILE.cpp]"), cl::init(""),
                            cl::cat(category));
-cl::opt<bool> listKernels("list-kernels", cl::desc("List the shipped kernels and their parameters"),
+cl::opt<bool> listKernelsOpt("list-kernels", cl::desc("List the shipped kernels and their parameters"),
                           cl::cat(category));
-cl::opt<std::string> kernelName("kernel", cl::desc("Compile a shipped kernel (see --list-kernels)"),
+cl::opt<std::string> kernelNameOpt("kernel", cl::desc("Compile a shipped kernel (see --list-kernels)"),
                                 cl::value_desc("name"), cl::cat(category));
-cl::list<std::string> params("p", cl::desc("Kernel parameter, e.g. -p M=4096"),
+cl::list<std::string> paramsOpt("p", cl::desc("Kernel parameter, e.g. -p M=4096"),
                              cl::value_desc("key=value"), cl::cat(category));
-cl::opt<std::string> arch("offload-arch", cl::desc("Target: gfx942 (default), gfx90a"),
+cl::opt<std::string> archOpt("offload-arch", cl::desc("Target: gfx942 (default), gfx90a"),
                           cl::value_desc("arch"), cl::init("gfx942"), cl::cat(category));
 enum class EmitKind { Tile, Hip, Asm, Obj, Report };
-cl::opt<EmitKind> emit("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
+cl::opt<EmitKind> emitOpt("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
                        cl::values(clEnumValN(EmitKind::Tile, "tile", "tile IR after the target pipeline"),
                                   clEnumValN(EmitKind::Hip, "hip", "generated HIP C++ (with the prelude's name)"),
                                   clEnumValN(EmitKind::Asm, "asm", "disassembly of the code object"),
                                   clEnumValN(EmitKind::Obj, "obj", "the code object (ELF); needs -o"),
                                   clEnumValN(EmitKind::Report, "report", "code-object report (default)")),
                        cl::cat(category));
-cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"), cl::value_desc("file"),
+cl::opt<std::string> outputOpt("o", cl::desc("Output file (default: stdout)"), cl::value_desc("file"),
                             cl::init(""), cl::cat(category));
-cl::opt<bool> json("json", cl::desc("With --emit=report: one JSON object"), cl::cat(category));
-cl::opt<tilec::JitChoice> jitChoice(
+cl::opt<bool> jsonOpt("json", cl::desc("With --emit=report: one JSON object"), cl::cat(category));
+cl::opt<tilec::JitChoice> jitChoiceOpt(
     "jit", cl::desc("JIT compiler"), cl::init(tilec::JitChoice::Auto),
     cl::values(clEnumValN(tilec::JitChoice::Auto, "auto", "hipRTC where it supports the target, else clang"),
                clEnumValN(tilec::JitChoice::HipRTC, "hiprtc", "hipRTC (loaded at run time)"),
                clEnumValN(tilec::JitChoice::Clang, "clang", "in-process clang/lld")),
     cl::cat(category));
-cl::opt<bool> noCache("no-cache", cl::desc("Do not use the on-disk code-object cache"), cl::cat(category));
-cl::opt<bool> run("run", cl::desc("Run a shipped kernel on random inputs and verify it against its CPU reference"),
+cl::opt<bool> noCacheOpt("no-cache", cl::desc("Do not use the on-disk code-object cache"), cl::cat(category));
+cl::opt<bool> runOpt("run", cl::desc("Run a shipped kernel on random inputs and verify it against its CPU reference"),
                   cl::cat(category));
-cl::opt<tilec::DeviceKind> device(
+cl::opt<tilec::DeviceKind> deviceOpt(
     "device", cl::desc("Device for --run"), cl::init(tilec::DeviceKind::Auto),
     cl::values(clEnumValN(tilec::DeviceKind::Auto, "auto", "a HIP GPU if present, else the emulator"),
                clEnumValN(tilec::DeviceKind::Emulator, "emulator", "the CPU wavefront emulator"),
                clEnumValN(tilec::DeviceKind::Hip, "hip", "a HIP GPU")),
     cl::cat(category));
-cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs of --run"), cl::init(0), cl::cat(category));
+cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs of --run"), cl::init(0), cl::cat(category));
 
+// The flags' values, copied once after parsing: the in-process lld driver
+// resets every llvm::cl option of the process when it runs, so nothing may
+// read the cl::opt objects after the first JIT compile.
+std::string input;
+bool listKernels;
+std::string kernelName;
+std::vector<std::string> params;
+std::string arch;
+EmitKind emit;
+std::string output;
+bool json;
+tilec::JitChoice jitChoice;
+bool noCache;
+bool run;
+tilec::DeviceKind device;
+uint64_t seed;
+bool emitGiven = false, deviceGiven = false;
+
+void snapshotFlags() {
+  input = inputOpt;
+  listKernels = listKernelsOpt;
+  kernelName = kernelNameOpt;
+  params.assign(paramsOpt.begin(), paramsOpt.end());
+  arch = archOpt;
+  emit = emitOpt;
+  output = outputOpt;
+  json = jsonOpt;
+  jitChoice = jitChoiceOpt;
+  noCache = noCacheOpt;
+  run = runOpt;
+  device = deviceOpt;
+  seed = seedOpt;
+  emitGiven = emitOpt.getNumOccurrences() > 0;
+  deviceGiven = deviceOpt.getNumOccurrences() > 0;
+}
+
+/// Prints one diagnostic (prefixed "tilec: error: " unless it already names
+/// its origin) and returns the exit status 1.
 int error(const Twine &msg) {
-  errs() << msg << "\n";
+  std::string text = msg.str();
+  if (StringRef(text).starts_with("tilec: ") || StringRef(text).starts_with("tilec-"))
+    errs() << text << "\n";
+  else
+    errs() << "tilec: error: " << text << "\n";
   return 1;
 }
 
@@ -82,7 +124,7 @@ int writeOutput(StringRef data) {
         os << data;
         return Error::success();
       }))
-    return error("tilec: error: cannot write '" + output + "': " + toString(std::move(e)));
+    return error("tilec: error: cannot write " + toString(std::move(e)));
   return 0;
 }
 
@@ -175,7 +217,7 @@ int runKernel(const tilec::kernels::KernelInfo &info, const tilec::kernels::Kern
   if (!r)
     return error(r.error());
   const tilec::kernels::RunResult &res = *r;
-  if (emit.getNumOccurrences()) {
+  if (emitGiven) {
     if (int rc = emitKernel(res.kernel))
       return rc;
   }
@@ -202,6 +244,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "tilec: tile-kernel compiler for AMD GPUs (gfx942, gfx90a)\n");
+  snapshotFlags();
 
   if (listKernels) {
     printKernelList();
@@ -216,7 +259,7 @@ int main(int argc, char **argv) {
     return error("tilec: error: --json only applies to --emit=report");
   if (run && kernelName.empty())
     return error("tilec: error: --run needs --kernel=NAME: CPU references exist for the shipped kernels");
-  if (device.getNumOccurrences() && !run)
+  if (deviceGiven && !run)
     return error("tilec: error: --device only applies to --run");
   if (kernelName.empty() == input.empty())
     return error("tilec: error: give exactly one of --kernel=NAME or an input FILE.mlir / FILE.cpp "

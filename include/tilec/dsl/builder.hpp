@@ -144,6 +144,11 @@ public:
                SourceLoc loc = {}) {
     return alloc(name, shape, dtype, Space::lds, loc);
   }
+  /// An LDS tile with an explicit layout instead of the compiler's choice.
+  Tile ldsTile(const std::string &name, const std::vector<int64_t> &shape, DType dtype,
+               const LdsLayout &layout, SourceLoc loc = {}) {
+    return alloc(name, shape, dtype, Space::lds, loc, &layout);
+  }
   /// A tile spread over the workgroup's registers (e.g. an accumulator).
   Tile regTile(const std::string &name, const std::vector<int64_t> &shape, DType dtype,
                SourceLoc loc = {}) {
@@ -474,7 +479,7 @@ private:
   }
 
   Tile alloc(const std::string &name, const std::vector<int64_t> &shape, DType dtype, Space space,
-             const SourceLoc &loc) {
+             const SourceLoc &loc, const LdsLayout *layout = nullptr) {
     detail::State &s = *state_;
     detail::Call call(&s, loc);
     detail::TileInfo t{name, s.uniqueName(name), shape, dtype, space};
@@ -485,8 +490,17 @@ private:
       if (d <= 0)
         s.report("tile.alloc", "tile '" + name + "' has a non-positive dimension: " +
                                    detail::shapeStr(shape));
-    s.allocLines.push_back(s.addLine("%" + t.ssa + " = tile.alloc {name = " + detail::quote(name) +
-                                     "} : " + t.type()));
+    std::string attrs = "name = " + detail::quote(name);
+    if (layout && layout->rowStride > 0) {
+      if (shape.size() != 2 || layout->rowStride < shape.back())
+        s.report("tile.alloc", "layout of tile '" + name + "': row stride " +
+                                   std::to_string(layout->rowStride) + " is smaller than its row");
+      attrs += ", row_stride = " + std::to_string(layout->rowStride) + " : i64";
+      if (layout->swizzleMaxPhase > 1)
+        attrs += ", swizzle = array<i64: " + std::to_string(layout->swizzleVec) + ", " +
+                 std::to_string(layout->swizzlePerPhase) + ", " + std::to_string(layout->swizzleMaxPhase) + ">";
+    }
+    s.allocLines.push_back(s.addLine("%" + t.ssa + " = tile.alloc {" + attrs + "} : " + t.type()));
     s.tiles.push_back(std::move(t));
     return Tile(&s, static_cast<int>(s.tiles.size()) - 1);
   }

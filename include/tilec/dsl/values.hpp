@@ -50,6 +50,14 @@ enum class Broadcast {
 struct KernelOptions {
   int numWaves = 4; ///< wavefronts per workgroup, 1..16
 };
+/// An explicit LDS layout for a tile (overrides the compiler's choice): rows
+/// `rowStride` elements apart (0: let the compiler choose everything) and,
+/// when swizzleMaxPhase > 1, columns XOR-swizzled per row on groups of
+/// swizzleVec elements: col' = ((col / vec) ^ ((row / perPhase) % maxPhase)) * vec + col % vec.
+struct LdsLayout {
+  int64_t rowStride = 0;
+  int64_t swizzleVec = 1, swizzlePerPhase = 1, swizzleMaxPhase = 1;
+};
 struct GemmOptions {
   bool transposeB = false; ///< B is given as N x K (e.g. K of attention)
 };

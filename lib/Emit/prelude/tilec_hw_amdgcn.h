@@ -19,6 +19,10 @@ typedef short short4_t __attribute__((ext_vector_type(4)));
 typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
 typedef float float4_t __attribute__((ext_vector_type(4)));
 typedef float float16_t __attribute__((ext_vector_type(16)));
+typedef short short16_t __attribute__((ext_vector_type(16)));
+typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
+typedef float float8_t __attribute__((ext_vector_type(8)));
+typedef char byte8_t __attribute__((ext_vector_type(8)));  // 8 packed 8-bit operand elements
 
 namespace hw {
 
@@ -41,8 +45,10 @@ typedef __amdgpu_buffer_rsrc_t rsrc_t;
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   return __builtin_amdgcn_make_buffer_rsrc((void *)p, 0, numRecordsBytes, flags);
 }
+TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b8(r, off, 0, 0); }
 TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b16(r, off, 0, 0); }
 TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b32(r, off, 0, 0); }
+TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b8(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b16(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b32(v, r, off, 0, 0); }
 #else
@@ -51,8 +57,10 @@ TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgc
 typedef int rsrc_t __attribute__((ext_vector_type(4)));
 __device__ int tl_raw_buffer_load_i32(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i32");
 __device__ short tl_raw_buffer_load_i16(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i16");
+__device__ char tl_raw_buffer_load_i8(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i8");
 __device__ void tl_raw_buffer_store_i32(int, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i32");
 __device__ void tl_raw_buffer_store_i16(short, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i16");
+__device__ void tl_raw_buffer_store_i8(char, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i8");
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   unsigned long long a = (unsigned long long)p;
   rsrc_t r;
@@ -62,8 +70,10 @@ TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   r.w = (int)flags;                       // word 3 flags
   return r;
 }
+TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return (unsigned char)tl_raw_buffer_load_i8(r, off, 0, 0); }
 TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)tl_raw_buffer_load_i16(r, off, 0, 0); }
 TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return (unsigned)tl_raw_buffer_load_i32(r, off, 0, 0); }
+TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { tl_raw_buffer_store_i8((char)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { tl_raw_buffer_store_i16((short)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { tl_raw_buffer_store_i32((int)v, r, off, 0, 0); }
 #endif
@@ -77,7 +87,7 @@ TL_INLINE int lane_id() { return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_a
 /// Each lane reads the value of lane byteIndex / 4.
 TL_INLINE int ds_bpermute(int byteIndex, int v) { return __builtin_amdgcn_ds_bpermute(byteIndex, v); }
 
-// --- matrix instructions (amd-targets.md section 1) ----------------------------------
+// --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
 TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {
   return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);
 }
@@ -90,6 +100,28 @@ TL_INLINE float16_t mfma_f32_32x32x8f16(half4_t a, half4_t b, float16_t c) {
 TL_INLINE float4_t mfma_f32_16x16x16f16(half4_t a, half4_t b, float4_t c) {
   return __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0);
 }
+// Newer instructions are guarded: an older compiler (hipRTC of ROCm 5.x) lacks
+// their builtins; TL_HW_HAS_* tell tilec_tiles.h which atoms it can define.
+// fp8 (e4m3fnuz) on gfx942 only: each operand is 8 bytes, byte j = bits 8j..8j+7.
+#if __has_builtin(__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8)
+#define TL_HW_HAS_FP8_MFMA 1
+TL_INLINE float16_t mfma_f32_32x32x16_fp8_fp8(long a, long b, float16_t c) {
+  return __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(a, b, c, 0, 0, 0);
+}
+TL_INLINE float4_t mfma_f32_16x16x32_fp8_fp8(long a, long b, float4_t c) {
+  return __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a, b, c, 0, 0, 0);
+}
+#endif
+// WMMA on gfx11, wave32 only (section 2): the _w32 builtins.
+#if __has_builtin(__builtin_amdgcn_wmma_f32_16x16x16_f16_w32)
+#define TL_HW_HAS_WMMA 1
+TL_INLINE float8_t wmma_f32_16x16x16_f16_w32(half16_t a, half16_t b, float8_t c) {
+  return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, b, c);
+}
+TL_INLINE float8_t wmma_f32_16x16x16_bf16_w32(short16_t a, short16_t b, float8_t c) {
+  return __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(a, b, c);
+}
+#endif
 
 } // namespace hw
 } // namespace tl

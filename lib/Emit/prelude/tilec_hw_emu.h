@@ -27,18 +27,20 @@ enum tl_emu_matrix_op {
   TL_EMU_MFMA_F32_16X16X16_F16 = 3,   // half4 x half4 + float4
   TL_EMU_WMMA_F32_16X16X16_F16_W32 = 4,   // half16 x half16 + float8 (wave32)
   TL_EMU_WMMA_F32_16X16X16_BF16_W32 = 5,  // short16 x short16 + float8 (wave32)
+  TL_EMU_MFMA_F32_32X32X16_FP8_FP8 = 6,   // long (8 x e4m3fnuz) x long + float16
+  TL_EMU_MFMA_F32_16X16X32_FP8_FP8 = 7,   // long (8 x e4m3fnuz) x long + float4
 };
 
-#define TL_EMU_ABI_VERSION 1u
+#define TL_EMU_ABI_VERSION 2u
 struct tl_emu_abi {
   unsigned version;
   int (*thread_id)(void);
   int (*block_id)(int axis);
   int (*lane_id)(void);
   void (*barrier)(void);
-  /// Loads `bytes` (2 or 4) at r->base + off; 0 when off is past num_records.
+  /// Loads `bytes` (1, 2 or 4) at r->base + off; 0 when off is past num_records.
   unsigned (*buffer_load)(const struct tl_emu_rsrc *r, int off, int bytes);
-  /// Stores `bytes` (2 or 4); dropped when off is past num_records.
+  /// Stores `bytes` (1, 2 or 4); dropped when off is past num_records.
   void (*buffer_store)(const struct tl_emu_rsrc *r, int off, int bytes, unsigned value);
   /// LDS access of `bytes` at p: reads into / writes from *value.
   void (*lds_access)(void *p, void *value, int bytes, int isWrite);
@@ -65,6 +67,9 @@ typedef float float16_t __attribute__((ext_vector_type(16)));
 typedef short short16_t __attribute__((ext_vector_type(16)));
 typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
 typedef float float8_t __attribute__((ext_vector_type(8)));
+typedef char byte8_t __attribute__((ext_vector_type(8)));  // 8 packed 8-bit operand elements
+#define TL_HW_HAS_FP8_MFMA 1
+#define TL_HW_HAS_WMMA 1
 
 namespace hw {
 
@@ -81,8 +86,10 @@ typedef tl_emu_rsrc rsrc_t;
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   return rsrc_t{p, (unsigned)numRecordsBytes, flags};
 }
+TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return (unsigned char)emu->buffer_load(&r, off, 1); }
 TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)emu->buffer_load(&r, off, 2); }
 TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return emu->buffer_load(&r, off, 4); }
+TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { emu->buffer_store(&r, off, 1, v); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { emu->buffer_store(&r, off, 2, v); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { emu->buffer_store(&r, off, 4, v); }
 
@@ -118,6 +125,16 @@ TL_INLINE float16_t mfma_f32_32x32x8f16(half4_t a, half4_t b, float16_t c) {
 TL_INLINE float4_t mfma_f32_16x16x16f16(half4_t a, half4_t b, float4_t c) {
   float4_t d;
   emu->matrix(TL_EMU_MFMA_F32_16X16X16_F16, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float16_t mfma_f32_32x32x16_fp8_fp8(long a, long b, float16_t c) {
+  float16_t d;
+  emu->matrix(TL_EMU_MFMA_F32_32X32X16_FP8_FP8, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float4_t mfma_f32_16x16x32_fp8_fp8(long a, long b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MFMA_F32_16X16X32_FP8_FP8, &a, &b, &c, &d);
   return d;
 }
 TL_INLINE float8_t wmma_f32_16x16x16_f16_w32(half16_t a, half16_t b, float8_t c) {

@@ -12,6 +12,11 @@ struct bf16 {
   unsigned short bits;
 };
 typedef _Float16 f16;
+/// fp8 e4m3fnuz stored as its 8 raw bits (amd-targets.md section 8): bias 8,
+/// max 240, one NaN 0x80, no infinities, no -0.
+struct fp8e4m3fnuz {
+  unsigned char bits;
+};
 
 // --- conversions (bf16: round to nearest even, NaN kept quiet) ---------------
 TL_INLINE float to_f32(float x) { return x; }
@@ -26,6 +31,35 @@ template <> TL_INLINE bf16 from_f32<bf16>(float x) {
     return bf16{(unsigned short)((u >> 16) | 0x40u)};
   u += 0x7fffu + ((u >> 16) & 1u);
   return bf16{(unsigned short)(u >> 16)};
+}
+// fp8 e4m3fnuz (section 8): exact decode; encode rounds to nearest even and
+// saturates (|x| >= 240 and +-inf give +-240), NaN gives 0x80, and a result
+// that rounds to zero is +0 (the format has no -0: 0x80 is its NaN).
+TL_INLINE float to_f32(fp8e4m3fnuz x) {
+  const unsigned b = x.bits, e = (b >> 3) & 15u, m = b & 7u;
+  if (b == 0x80u)
+    return __builtin_bit_cast(float, 0x7fc00000u);
+  // Subnormal: m * 2^-10; normal: 1.m * 2^(e-8), i.e. f32 exponent field e + 119.
+  float mag = e == 0 ? (float)m * 0x1p-10f : __builtin_bit_cast(float, ((e + 119u) << 23) | (m << 20));
+  return (b & 0x80u) ? -mag : mag;
+}
+template <> TL_INLINE fp8e4m3fnuz from_f32<fp8e4m3fnuz>(float x) {
+  const unsigned u = __builtin_bit_cast(unsigned, x), sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u)
+    return fp8e4m3fnuz{0x80};
+  unsigned code;
+  if (a >= 0x43700000u) {          // |x| >= 240 (or inf): saturate
+    code = 0x7fu;
+  } else if (a < 0x3c000000u) {    // |x| < 2^-7: subnormal grid of 2^-10, code = round(|x| * 2^10)
+    float q = __builtin_bit_cast(float, a) * 0x1p10f;  // exact: a power-of-two scale
+    code = (unsigned)q;
+    float frac = q - (float)code;
+    code += frac > 0.5f || (frac == 0.5f && (code & 1u));  // 8 rounds up to 0x08 = 2^-7
+  } else {                         // normal: keep 3 mantissa bits, round to nearest even
+    unsigned r = (a + 0x7ffffu + ((a >> 20) & 1u)) >> 20;  // f32 exponent and 3 mantissa bits
+    code = r - (119u << 3);        // rebias 127 -> 8
+  }
+  return fp8e4m3fnuz{(unsigned char)(code == 0 ? 0u : code | sign)};
 }
 
 // --- work-item indices --------------------------------------------------------
@@ -52,29 +86,38 @@ template <class T, unsigned Flags> struct Global {
     bool in = r >= 0 && r < rows && c >= 0 && c < cols;
     return in ? (r * cols + c) * (int)sizeof(T) : 0x7fffffff & ~3;
   }
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "Global: elements of 1, 2 or 4 bytes");
   TL_INLINE T load(int r, int c) const {
     if constexpr (sizeof(T) == 4)
       return __builtin_bit_cast(T, hw::buffer_load_b32(rsrc, offset(r, c)));
-    else
+    else if constexpr (sizeof(T) == 2)
       return __builtin_bit_cast(T, hw::buffer_load_b16(rsrc, offset(r, c)));
+    else
+      return __builtin_bit_cast(T, hw::buffer_load_b8(rsrc, offset(r, c)));
   }
   TL_INLINE void store(int r, int c, T v) const {
     if constexpr (sizeof(T) == 4)
       hw::buffer_store_b32(__builtin_bit_cast(unsigned, v), rsrc, offset(r, c));
-    else
+    else if constexpr (sizeof(T) == 2)
       hw::buffer_store_b16(__builtin_bit_cast(unsigned short, v), rsrc, offset(r, c));
+    else
+      hw::buffer_store_b8(__builtin_bit_cast(unsigned char, v), rsrc, offset(r, c));
   }
 };
 
 // --- LDS tiles ------------------------------------------------------------------
-/// Rows x Cols elements at `base`, rows RowStride elements apart (padding
-/// chosen by tilec-allocate-lds).
-template <class T, int Rows, int Cols, int RowStride> struct Lds {
+/// Rows x Cols elements at `base`, rows RowStride elements apart, columns
+/// XOR-swizzled per row on groups of Vec elements (amd-targets.md section 3;
+/// MaxPhase 1: none). tilec-allocate-lds chooses the layout.
+template <class T, int Rows, int Cols, int RowStride, int Vec = 1, int PerPhase = 1, int MaxPhase = 1> struct Lds {
   using elem = T;
   static constexpr int rows = Rows, cols = Cols;
   T *base;
-  TL_INLINE T load(int r, int c) const { return hw::lds_read(base + r * RowStride + c); }
-  TL_INLINE void store(int r, int c, T v) const { hw::lds_write(base + r * RowStride + c, v); }
+  TL_INLINE static int index(int r, int c) {
+    return r * RowStride + ((c / Vec) ^ ((r / PerPhase) % MaxPhase)) * Vec + c % Vec;
+  }
+  TL_INLINE T load(int r, int c) const { return hw::lds_read(base + index(r, c)); }
+  TL_INLINE void store(int r, int c, T v) const { hw::lds_write(base + index(r, c), v); }
 };
 
 /// Copies the Rows x Cols window of `g` at (r0, c0) into `t`; the workgroup's
@@ -142,6 +185,66 @@ template <> TL_INLINE float4_t Mfma16x16x16<bf16>::mma(short4_t a, short4_t b, f
 template <> TL_INLINE float4_t Mfma16x16x16<f16>::mma(short4_t a, short4_t b, float4_t c) {
   return hw::mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c);
 }
+
+/// v_mfma_f32_32x32x16_fp8_fp8 (gfx942): A byte j of lane l = A[l%32][8*(l/32)+j];
+/// D as 32x32x8 (section 1). A lane's 8 operand bytes travel as one `long`.
+template <class In> struct Mfma32x32x16 {
+  static constexpr int M = 32, N = 32, K = 16, Lanes = 64, KPerLane = 8, AccPerLane = 16;
+  using bits_t = char;
+  using ab_t = byte8_t;   // (T64,V8) -> (M32,K16)
+  using acc_t = float16_t;
+  TL_INLINE static int a_row(int l) { return l % 32; }
+  TL_INLINE static int a_k(int l, int j) { return 8 * (l / 32) + j; }
+  TL_INLINE static int d_row(int l, int r) { return 8 * (r / 4) + 4 * (l / 32) + r % 4; }
+  TL_INLINE static int d_col(int l, int) { return l % 32; }
+  TL_INLINE static acc_t mma(byte8_t a, byte8_t b, acc_t c);
+};
+
+/// v_mfma_f32_16x16x32_fp8_fp8 (gfx942): A byte j of lane l = A[l%16][8*(l/16)+j];
+/// D as 16x16x16.
+template <class In> struct Mfma16x16x32 {
+  static constexpr int M = 16, N = 16, K = 32, Lanes = 64, KPerLane = 8, AccPerLane = 4;
+  using bits_t = char;
+  using ab_t = byte8_t;   // (T64,V8) -> (M16,K32)
+  using acc_t = float4_t;
+  TL_INLINE static int a_row(int l) { return l % 16; }
+  TL_INLINE static int a_k(int l, int j) { return 8 * (l / 16) + j; }
+  TL_INLINE static int d_row(int l, int r) { return 4 * (l / 16) + r; }
+  TL_INLINE static int d_col(int l, int) { return l % 16; }
+  TL_INLINE static acc_t mma(byte8_t a, byte8_t b, acc_t c);
+};
+#ifdef TL_HW_HAS_FP8_MFMA
+template <> TL_INLINE float16_t Mfma32x32x16<fp8e4m3fnuz>::mma(byte8_t a, byte8_t b, float16_t c) {
+  return hw::mfma_f32_32x32x16_fp8_fp8(__builtin_bit_cast(long, a), __builtin_bit_cast(long, b), c);
+}
+template <> TL_INLINE float4_t Mfma16x16x32<fp8e4m3fnuz>::mma(byte8_t a, byte8_t b, float4_t c) {
+  return hw::mfma_f32_16x16x32_fp8_fp8(__builtin_bit_cast(long, a), __builtin_bit_cast(long, b), c);
+}
+#endif
+
+/// v_wmma_f32_16x16x16 {bf16,f16}, wave32 (section 2): lane l holds a whole row
+/// of A, elem e = A[l%16][e], so lanes l and l+16 hold identical operands as the
+/// instruction requires; D elem r = D[2r + l/16][l%16] (rows interleaved over
+/// the lane halves).
+template <class In> struct Wmma16x16x16 {
+  static constexpr int M = 16, N = 16, K = 16, Lanes = 32, KPerLane = 16, AccPerLane = 8;
+  using bits_t = short;
+  using ab_t = short16_t;  // (T32,V16) -> (M16,K16)
+  using acc_t = float8_t;  // (T32,V8) -> (M16,N16)
+  TL_INLINE static int a_row(int l) { return l % 16; }
+  TL_INLINE static int a_k(int, int e) { return e; }
+  TL_INLINE static int d_row(int l, int r) { return 2 * r + l / 16; }
+  TL_INLINE static int d_col(int l, int) { return l % 16; }
+  TL_INLINE static acc_t mma(short16_t a, short16_t b, acc_t c);
+};
+#ifdef TL_HW_HAS_WMMA
+template <> TL_INLINE float8_t Wmma16x16x16<bf16>::mma(short16_t a, short16_t b, float8_t c) {
+  return hw::wmma_f32_16x16x16_bf16_w32(a, b, c);
+}
+template <> TL_INLINE float8_t Wmma16x16x16<f16>::mma(short16_t a, short16_t b, float8_t c) {
+  return hw::wmma_f32_16x16x16_f16_w32(__builtin_bit_cast(half16_t, a), __builtin_bit_cast(half16_t, b), c);
+}
+#endif
 
 // --- register tiles in an accumulator layout ------------------------------------------
 /// A Rows x Cols f32 tile split over WM x WN waves; each wave holds a

@@ -48,7 +48,10 @@ TEST(Registry, GemmParametersAndDefaults) {
                                                           {"block_n", "128"},
                                                           {"block_k", "32"},
                                                           {"waves", "4"},
-                                                          {"stages", "2"}}));
+                                                          {"stages", "2"},
+                                                          {"lds_layout", "auto"},
+                                                          {"scale_a", "1"},
+                                                          {"scale_b", "1"}}));
 }
 
 TEST(Registry, UnknownKernelListsTheShippedOnes) {
@@ -62,8 +65,8 @@ TEST(Registry, UnknownParameterListsTheValidOnes) {
   Result<Kernel> k = buildKernel("gemm", {{"blockm", "64"}});
   ASSERT_FALSE(k.ok());
   EXPECT_TRUE(contains(k.error(), "kernel 'gemm': unknown parameter 'blockm'")) << k.error();
-  EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, block_m, block_n, block_k, "
-                                  "waves, stages"))
+  EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, scale_a, scale_b, block_m, "
+                                  "block_n, block_k, waves, stages, lds_layout"))
       << k.error();
 }
 
@@ -71,7 +74,7 @@ TEST(Registry, NonIntegerSizeIsRejected) {
   for (const char *bad : {"abc", "12x", "", "0", "-5", "99999999999999999999"}) {
     Result<Kernel> k = buildKernel("gemm", {{"M", bad}});
     ASSERT_FALSE(k.ok()) << bad;
-    EXPECT_TRUE(contains(k.error(), "parameter 'M' must be an integer in [1, 2147483648], got '" +
+    EXPECT_TRUE(contains(k.error(), "parameter 'M' must be an integer in [1, 2147483647], got '" +
                                         std::string(bad) + "'"))
         << k.error();
   }
@@ -80,7 +83,7 @@ TEST(Registry, NonIntegerSizeIsRejected) {
 TEST(Registry, BadDtypeListsTheValidOnes) {
   Result<Kernel> k = buildKernel("gemm", {{"dtype", "xyz"}});
   ASSERT_FALSE(k.ok());
-  EXPECT_TRUE(contains(k.error(), "parameter 'dtype' must be one of bf16, f16, got 'xyz'")) << k.error();
+  EXPECT_TRUE(contains(k.error(), "parameter 'dtype' must be one of bf16, f16, fp8 (fp8e4m3fnuz), got 'xyz'")) << k.error();
 
   k = buildKernel("gemm", {{"out", "f16"}});
   ASSERT_FALSE(k.ok());
