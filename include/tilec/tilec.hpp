@@ -55,6 +55,7 @@ struct CompiledKernel {
   GridSpec grid;
   std::vector<KernelParamInfo> params;  ///< in kernel-argument order
   std::vector<std::string> paramTypes;  ///< C types of the HIP parameters (after expansion)
+  std::vector<std::string> remarks;     ///< what the compiler chose to say (e.g. stages lowered), with locations
 };
 
 /// Compile a DSL kernel for `opts.arch`.

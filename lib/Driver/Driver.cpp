@@ -40,12 +40,16 @@ public:
          << d.str();
       for (const Diagnostic &note : d.getNotes())
         os << "\n  note: " << note.str();
-      text += (text.empty() ? "" : "\n") + os.str();
+      if (d.getSeverity() == DiagnosticSeverity::Remark)
+        remarks.push_back(os.str());
+      else
+        text += (text.empty() ? "" : "\n") + os.str();
       return success();
     });
   }
   ~DiagnosticCollector() { ctx.getDiagEngine().eraseHandler(id); }
   const std::string &str() const { return text; }
+  std::vector<std::string> remarks;
 
 private:
   MLIRContext &ctx;
@@ -145,6 +149,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   out.numWaves = hip->numWaves;
   out.waveSize = hip->waveSize;
   out.paramTypes = hip->paramTypes;
+  out.remarks = diags.remarks;
   for (BlockArgument arg : kernel.getArguments()) {
     KernelParamInfo p;
     if (auto mt = dyn_cast<MemRefType>(arg.getType())) {

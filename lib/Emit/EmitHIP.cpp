@@ -13,6 +13,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -241,6 +242,14 @@ LogicalResult Emitter::emitOp(Operation &op) {
                  << ")};  // " << a.displayName() << "\n";
           return success();
         }
+        if (auto layout = a->getAttrOfType<StringAttr>(pattr::kLayout); layout && layout.getValue() == "staging") {
+          FailureOr<std::string> ct = cType(a, t.getElementType());
+          if (failed(ct))
+            return failure();
+          line() << "tl::Staging<" << *ct << ", " << t.rows() << ", " << t.cols() << ", " << threads << "> " << n
+                 << ";  // " << a.displayName() << "\n";
+          return success();
+        }
         FailureOr<std::string> ty = regTileType(a);
         if (failed(ty))
           return failure();
@@ -258,9 +267,16 @@ LogicalResult Emitter::emitOp(Operation &op) {
         return success();
       })
       .Case([&](tile::LoadOp l) -> LogicalResult {
-        if (!cast<tile::TileType>(l.getDest().getType()).isLds())
-          return l.emitOpError() << "loads into register tiles are not supported by the HIP emitter yet";
         std::string c = l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0";
+        if (!cast<tile::TileType>(l.getDest().getType()).isLds()) {
+          auto dst = allocOf(l.getDest());
+          auto layout = dst ? dst->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+          if (!layout || layout.getValue() != "staging")
+            return l.emitOpError() << "loads into register tiles in an accumulator layout are not supported by the HIP emitter yet";
+          line() << "tl::load_staging(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
+                 << name(l.getIndices()[0]) << ", " << c << ");\n";
+          return success();
+        }
         line() << "tl::load_tile<" << threads << ">(" << name(l.getDest()) << ", "
                << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
         return success();
@@ -285,6 +301,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
         auto src = cast<tile::TileType>(c.getSource().getType());
         if (!src.isReg())
           return c.emitOpError() << "copies from LDS to registers are not supported by the HIP emitter yet";
+        auto srcAlloc = allocOf(c.getSource());
+        auto layout = srcAlloc ? srcAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+        if (layout && layout.getValue() == "staging") {
+          line() << "tl::commit(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+          return success();
+        }
         line() << "tl::copy(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
         return success();
       })
@@ -316,6 +338,18 @@ LogicalResult Emitter::emitOp(Operation &op) {
                << scratch << ");\n";
         return success();
       })
+      .Case([&](tile::ViewOp v) -> LogicalResult {
+        auto alloc = v.getSource().getDefiningOp<tile::AllocOp>();
+        auto bytes = alloc ? alloc->getAttrOfType<IntegerAttr>(pattr::kBufferBytes) : nullptr;
+        if (!bytes)
+          return v.emitOpError() << "views a tile without placed buffers; run tilec-allocate-lds first";
+        int64_t eb = std::max<int64_t>(1, alloc.getType().getElementType().getIntOrFloatBitWidth() / 8);
+        std::string n = name(v.getSource()) + "_" + fresh("b");
+        line() << "const auto " << n << " = " << name(v.getSource()) << ".buffer(" << name(v.getIndex()) << ", "
+               << bytes.getInt() / eb << ");\n";
+        names[v] = n;
+        return success();
+      })
       .Case([&](tile::BarrierOp) {
         line() << "tl::barrier();\n";
         return success();
@@ -325,8 +359,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return loop.emitOpError() << "loops with results are not supported by the HIP emitter yet";
         std::string iv = fresh("i");
         names[loop.getInductionVar()] = iv;
-        if (auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages))
-          line() << "// pipelined loop: num_stages = " << st.getInt() << "\n";
+        if (auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages); st && loop->hasAttr("tile.pipelined"))
+          line() << "// software-pipelined: " << st.getInt() << " LDS buffers per tile, the next tile prefetched into registers\n";
         line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; " << iv << " < "
                << name(loop.getUpperBound()) << "; " << iv << " += " << name(loop.getStep())
                << ") {\n";
@@ -372,8 +406,13 @@ FailureOr<EmittedKernel> Emitter::run() {
   llvm::raw_string_ostream ps(params), vs(views);
   for (BlockArgument arg : f.getArguments()) {
     std::string n = "arg" + std::to_string(arg.getArgNumber());
-    if (auto nm = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name"))
-      n = nm.str();
+    // The DSL's argument names, when they are C identifiers that cannot
+    // collide with the emitter's own (v12, i3, bid0, t_..., tl_...).
+    if (auto nm = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name")) {
+      static const llvm::Regex ident("^[A-Za-z][A-Za-z0-9_]*$"), generated("^((v|i|b|bid|arg)[0-9]+|t_.*|tl_.*|tl)$");
+      if (ident.match(nm.getValue()) && !generated.match(nm.getValue()))
+        n = nm.str();
+    }
     names[arg] = n;
     if (!params.empty())
       ps << ", ";

@@ -57,12 +57,28 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ta
       inst(lanes);
     lanes.clear();
   };
-  for (Operation *user : tile.getResult().getUsers()) {
+  // The tile and the views of its buffers (all buffers share the layout).
+  SmallVector<Value> values = {tile.getResult()};
+  for (Operation *u : tile->getUsers())
+    if (auto v = dyn_cast<tile::ViewOp>(u))
+      values.push_back(v.getResult());
+  auto isTile = [&](Value v) { return llvm::is_contained(values, v); };
+  SmallVector<Operation *> users;
+  for (Value v : values)
+    users.append(v.getUsers().begin(), v.getUsers().end());
+  for (Operation *user : users) {
     Value dest;
     if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest();
     else if (auto g = dyn_cast<tile::GatherOp>(user)) dest = g.getDest();
     else if (auto f = dyn_cast<tile::FillOp>(user)) dest = f.getDest();
-    if (dest == tile.getResult()) {
+    else if (auto c = dyn_cast<tile::CopyOp>(user)) {
+      // A staging register tile is written to LDS in the order load_tile uses.
+      auto src = allocOf(c.getSource());
+      auto layout = src ? src->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+      if (layout && layout.getValue() == "staging")
+        dest = c.getDest();
+    }
+    if (dest && isTile(dest)) {
       const int64_t threads = int64_t(waves) * ws, n = rows * cols;
       for (int64_t base = 0; base < n; base += threads)
         for (int w = 0; w < waves; ++w) {
@@ -87,7 +103,7 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ta
     const int64_t wm = grid[0], wn = grid[1], wtm = c.rows() / wm, wtn = c.cols() / wn;
     const int64_t kTile = cast<tile::TileType>(g.getA().getType()).cols();
     // Which operand this tile is, and whether its rows run along k.
-    bool isA = g.getA() == tile.getResult();
+    bool isA = isTile(g.getA());
     bool kAlongRows = !isA && !g.getTransposeB();
     int64_t perWave = isA ? wtm : wtn, sub = isA ? mi->m : mi->n;
     for (int w = 0; w < waves; ++w) {
@@ -148,7 +164,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
     }
     Builder b(&getContext());
     const int waves = numWavesOf(f);
-    std::vector<Buffer> buffers;
+    std::vector<Buffer> bufferList;
     int64_t offset = 0;
     f.walk([&](tile::AllocOp a) {
       tile::TileType t = a.getType();
@@ -180,14 +196,20 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
                         << "' is smaller than its " << t.cols() << " columns";
         return signalPassFailure();
       }
-      int64_t bytes = alignTo(t.rows() * rowStride * elemBytes, kAlign);
+      int64_t bufferBytes = alignTo(t.rows() * rowStride * elemBytes, kAlign);
+      int64_t buffers = 1;
+      if (auto n = a->getAttrOfType<IntegerAttr>("buffers")) {
+        buffers = n.getInt();
+        a->setAttr(pattr::kBufferBytes, b.getI64IntegerAttr(bufferBytes));
+      }
+      int64_t bytes = bufferBytes * buffers;
       a->setAttr(pattr::kOffset, b.getI64IntegerAttr(offset));
       a->setAttr(pattr::kRowStride, b.getI64IntegerAttr(rowStride));
       if (layout.maxPhase > 1)
         a->setAttr(pattr::kSwizzle, b.getDenseI64ArrayAttr({layout.vec, layout.perPhase, layout.maxPhase}));
       if (t.getRank() == 2)
         a->setAttr(pattr::kBankConflicts, b.getI64IntegerAttr(modelConflicts(a, layout, *target, waves)));
-      buffers.push_back({a.displayName(), bytes});
+      bufferList.push_back({a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes});
       offset += bytes;
     });
     // Cross-wave row reductions exchange partial results through LDS.
@@ -202,7 +224,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       auto t = cast<tile::TileType>(r.getSource().getType());
       int64_t bytes = alignTo((r.getAxis() == 1 ? t.rows() : t.cols()) * across * 4, kAlign);
       r->setAttr(pattr::kScratchOffset, b.getI64IntegerAttr(offset));
-      buffers.push_back({"reduction scratch of '" + src.displayName() + "'", bytes});
+      bufferList.push_back({"reduction scratch of '" + src.displayName() + "'", bytes});
       offset += bytes;
     });
     f->setAttr(tile::attr::kLdsBytes, b.getI64IntegerAttr(offset));
@@ -210,7 +232,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       InFlightDiagnostic d = f.emitError();
       d << "LDS over budget on " << target->arch << ": " << offset << " bytes needed, "
         << target->ldsBytesPerWorkgroup << " available per workgroup (";
-      llvm::interleaveComma(buffers, d, [&](const Buffer &buf) {
+      llvm::interleaveComma(bufferList, d, [&](const Buffer &buf) {
         d << "'" << buf.name << "' " << buf.bytes << " B";
       });
       d << ")";

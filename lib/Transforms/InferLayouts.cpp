@@ -63,6 +63,19 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     }
   }
 
+  /// A register tile that only moves data between global memory and LDS
+  /// (loaded from a tensor, copied into LDS or stored): each thread holds
+  /// elements t, t + threads, ... in row-major order.
+  static bool isStaging(tile::AllocOp a) {
+    return !a->use_empty() && llvm::all_of(a->getUsers(), [&](Operation *u) {
+      if (auto l = dyn_cast<tile::LoadOp>(u))
+        return l.getDest() == a.getResult();
+      if (auto c = dyn_cast<tile::CopyOp>(u))
+        return c.getSource() == a.getResult() && cast<tile::TileType>(c.getDest().getType()).isLds();
+      return isa<tile::StoreOp>(u);
+    });
+  }
+
   void runOnOperation() override {
     func::FuncOp f = getOperation();
     Builder b(&getContext());
@@ -102,6 +115,10 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
       if (!t.isReg())
         return;
       auto it = layouts.find(a.getResult());
+      if (it == layouts.end() && isStaging(a)) {
+        a->setAttr(pattr::kLayout, b.getStringAttr("staging"));
+        return;
+      }
       if (it == layouts.end()) {
         a.emitOpError() << "register tile '" << a.displayName()
                         << "' gets no layout: it is not connected to a tile.gemm accumulator "

@@ -4,7 +4,9 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <optional>
 
 namespace tilec {
 #define GEN_PASS_DEF_TILECINSERTBARRIERS
@@ -16,27 +18,59 @@ using namespace tilec;
 
 namespace {
 
-using TileSet = llvm::SmallSetVector<Value, 8>;
+/// An LDS location: a tile (its alloc) and, for a buffer of a multi-buffered
+/// tile inside a pipelined loop, the buffer's offset from the iteration's
+/// (-1: any buffer). Buffers with different offsets in one iteration are
+/// disjoint.
+struct Loc {
+  Operation *alloc;
+  int64_t offset;
+  bool operator==(const Loc &o) const { return alloc == o.alloc && offset == o.offset; }
+  bool overlaps(const Loc &o) const {
+    return alloc == o.alloc && (offset < 0 || o.offset < 0 || offset == o.offset);
+  }
+};
+using LocSet = llvm::SmallVector<Loc, 8>;
 
 /// LDS accesses since the last barrier.
 struct Pending {
-  TileSet reads, writes;
+  LocSet reads, writes;
   void clear() { reads.clear(); writes.clear(); }
+  static void add(LocSet &set, const LocSet &more) {
+    for (const Loc &l : more)
+      if (llvm::find(set, l) == set.end())
+        set.push_back(l);
+  }
   void merge(const Pending &o) {
-    reads.insert(o.reads.begin(), o.reads.end());
-    writes.insert(o.writes.begin(), o.writes.end());
+    add(reads, o.reads);
+    add(writes, o.writes);
+  }
+  /// Crossing a loop boundary: offsets are relative to another iteration.
+  void forgetOffsets() {
+    for (LocSet *set : {&reads, &writes}) {
+      LocSet any;
+      for (const Loc &l : *set)
+        add(any, {{l.alloc, -1}});
+      *set = any;
+    }
   }
 };
 
-bool isLds(Value v) {
+std::optional<Loc> ldsLoc(Value v) {
   auto t = dyn_cast<tile::TileType>(v.getType());
-  return t && t.isLds();
+  if (!t || !t.isLds())
+    return std::nullopt;
+  if (auto view = v.getDefiningOp<tile::ViewOp>()) {
+    auto off = view.getStageOffset();
+    return Loc{view.getSource().getDefiningOp(), off ? static_cast<int64_t>(*off) : -1};
+  }
+  return Loc{v.getDefiningOp(), -1};
 }
 
-/// LDS tiles an op reads and writes.
-void effects(Operation *op, TileSet &reads, TileSet &writes) {
-  auto r = [&](Value v) { if (isLds(v)) reads.insert(v); };
-  auto w = [&](Value v) { if (isLds(v)) writes.insert(v); };
+/// LDS locations an op reads and writes.
+void effects(Operation *op, LocSet &reads, LocSet &writes) {
+  auto r = [&](Value v) { if (auto l = ldsLoc(v)) reads.push_back(*l); };
+  auto w = [&](Value v) { if (auto l = ldsLoc(v)) writes.push_back(*l); };
   if (auto o = dyn_cast<tile::LoadOp>(op)) w(o.getDest());
   else if (auto o = dyn_cast<tile::GatherOp>(op)) w(o.getDest());
   else if (auto o = dyn_cast<tile::StoreOp>(op)) r(o.getValue());
@@ -45,9 +79,13 @@ void effects(Operation *op, TileSet &reads, TileSet &writes) {
   else if (auto o = dyn_cast<tile::GemmOp>(op)) { r(o.getA()); r(o.getB()); }
 }
 
-bool conflicts(const Pending &p, const TileSet &reads, const TileSet &writes) {
-  for (Value v : reads) if (p.writes.count(v)) return true;
-  for (Value v : writes) if (p.writes.count(v) || p.reads.count(v)) return true;
+bool overlapsAny(const LocSet &set, const Loc &l) {
+  return llvm::any_of(set, [&](const Loc &o) { return o.overlaps(l); });
+}
+
+bool conflicts(const Pending &p, const LocSet &reads, const LocSet &writes) {
+  for (const Loc &l : reads) if (overlapsAny(p.writes, l)) return true;
+  for (const Loc &l : writes) if (overlapsAny(p.writes, l) || overlapsAny(p.reads, l)) return true;
   return false;
 }
 
@@ -63,10 +101,15 @@ struct InsertBarriers : tilec::impl::TilecInsertBarriersBase<InsertBarriers> {
         // The body may run again after itself: find its end state, then walk it
         // for real from the entry state joined with that.
         Pending dry = p;
+        dry.forgetOffsets();
         walk(*loop.getBody(), dry, /*insert=*/false);
+        dry.forgetOffsets();
         Pending entry = p;
+        entry.forgetOffsets();
         entry.merge(dry);
         walk(*loop.getBody(), entry, insert);
+        entry.forgetOffsets();
+        p.forgetOffsets();
         p.merge(entry); // zero or more iterations
         continue;
       }
@@ -75,15 +118,15 @@ struct InsertBarriers : tilec::impl::TilecInsertBarriersBase<InsertBarriers> {
         p.clear();
         continue;
       }
-      TileSet reads, writes;
+      LocSet reads, writes;
       effects(&op, reads, writes);
       if (conflicts(p, reads, writes)) {
         if (insert)
           OpBuilder(&op).create<tile::BarrierOp>(op.getLoc());
         p.clear();
       }
-      p.reads.insert(reads.begin(), reads.end());
-      p.writes.insert(writes.begin(), writes.end());
+      Pending::add(p.reads, reads);
+      Pending::add(p.writes, writes);
     }
   }
 

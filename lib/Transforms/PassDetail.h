@@ -27,6 +27,7 @@ inline constexpr const char *kParentShape = "parent_shape";
 inline constexpr const char *kOffset = "offset";
 inline constexpr const char *kRowStride = "row_stride";
 inline constexpr const char *kScratchOffset = "scratch_offset";
+inline constexpr const char *kBufferBytes = "buffer_bytes";  // bytes between buffers of a multi-buffered tile
 inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase, maxPhase>
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles
 } // namespace pattr

@@ -18,8 +18,8 @@ struct PipelineOptions {
   std::string arch = "gfx942";
 };
 
-/// Appends the target pipeline: select-matrix-instr, infer-layouts,
-/// allocate-lds, insert-barriers (each on every func.func).
+/// Appends the target pipeline: pipeline-loops, select-matrix-instr,
+/// infer-layouts, allocate-lds, insert-barriers (each on every func.func).
 void buildTilecPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Registers every tilec pass and the `tilec-pipeline` pipeline (for tilec-opt).

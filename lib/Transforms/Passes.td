@@ -3,6 +3,47 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TilecPipelineLoops : Pass<"tilec-pipeline-loops", "mlir::func::FuncOp"> {
+  let summary = "Software-pipeline k loops: multi-buffered LDS and register prefetch";
+  let description = [{
+    For an `scf.for` with `tile.num_stages = S` (S >= 2), every `tile.load`
+    of a global window into an LDS tile declared outside the loop is
+    pipelined: the LDS tile gets S buffers (`buffers = S`), the first S-1
+    iterations' tiles are loaded before the loop, and iteration j commits the
+    tile of iteration j+S-1 from registers into its buffer, issues the global
+    load of iteration j+S into registers (a `staging` register tile), and
+    computes on buffer j % S. One barrier per iteration remains
+    (`tilec-insert-barriers`). Loads past the end read zeros (buffer
+    out-of-bounds rules), so no guards are needed.
+
+    When S buffers of the loop's tiles do not fit the target's LDS next to
+    the kernel's other tiles, S is lowered to the largest count that fits and
+    a remark says so; S = 1 leaves the loop alone.
+
+    Before (S = 2):
+    ```mlir
+    scf.for %k = %c0 to %n step %c1 {
+      %kk = arith.muli %k, %c32 : index
+      tile.load %A[%row, %kk] -> %a : memref<?x?xbf16>, !tile.tile<128x32xbf16, lds>
+      tile.gemm %a, %b, %acc : ...
+    } {tile.num_stages = 2 : i64}
+    ```
+    After:
+    ```mlir
+    %a = tile.alloc {buffers = 2 : i64, name = "a"} : !tile.tile<128x32xbf16, lds>
+    %a_pf = tile.alloc {name = "a.prefetch"} : !tile.tile<128x32xbf16, reg>
+    tile.load %A[%row, %c0] -> (tile.view %a[0]) ...      // iteration 0 -> buffer 0
+    tile.load %A[%row, %c32] -> %a_pf ...                 // iteration 1 -> registers
+    scf.for %k = %c0 to %n step %c1 {
+      tile.copy %a_pf -> (tile.view %a[(j + 1) % 2])      // commit iteration j+1
+      tile.load %A[%row, (k + 2) * 32] -> %a_pf           // prefetch iteration j+2
+      tile.gemm (tile.view %a[j % 2]), %b, %acc : ...
+    } {tile.num_stages = 2 : i64, tile.pipelined}
+    ```
+  }];
+  let options = [Option<"arch", "arch", "std::string", "\"gfx942\"", "target architecture">];
+}
+
 def TilecSelectMatrixInstr : Pass<"tilec-select-matrix-instr", "mlir::func::FuncOp"> {
   let summary = "Choose the matrix instruction and wave grid of every tile.gemm";
   let description = [{

@@ -2,6 +2,7 @@
 
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
@@ -9,6 +10,9 @@ namespace tilec {
 
 void buildTilecPipeline(OpPassManager &pm, const PipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createTilecPipelineLoops(TilecPipelineLoopsOptions{options.arch}));
+  fpm.addPass(mlir::createCanonicalizerPass());
+  fpm.addPass(mlir::createCSEPass());
   fpm.addPass(createTilecSelectMatrixInstr(TilecSelectMatrixInstrOptions{options.arch}));
   fpm.addPass(createTilecInferLayouts());
   fpm.addPass(createTilecAllocateLDS(TilecAllocateLDSOptions{options.arch}));

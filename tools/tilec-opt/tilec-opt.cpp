@@ -7,9 +7,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   tilec::registerAllTilecPasses();
+  mlir::registerCanonicalizerPass();  // both run inside the tilec pipeline
+  mlir::registerCSEPass();
   mlir::DialectRegistry registry;
   registry.insert<tilec::tile::TileDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect>();

@@ -36,7 +36,7 @@ cl::opt<std::string> kernelNameOpt("kernel", cl::desc("Compile a shipped kernel 
                                 cl::value_desc("name"), cl::cat(category));
 cl::list<std::string> paramsOpt("p", cl::desc("Kernel parameter, e.g. -p M=4096"),
                              cl::value_desc("key=value"), cl::cat(category));
-cl::opt<std::string> archOpt("offload-arch", cl::desc("Target: gfx942 (default), gfx90a"),
+cl::opt<std::string> archOpt("offload-arch", cl::desc("Target: gfx942 (default), gfx90a, gfx1151"),
                           cl::value_desc("arch"), cl::init("gfx942"), cl::cat(category));
 enum class EmitKind { Tile, Hip, Asm, Obj, Report };
 cl::opt<EmitKind> emitOpt("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
@@ -188,6 +188,12 @@ tilec::Result<std::string> runGenerator(StringRef file) {
   return (*ir)->getBuffer().str();
 }
 
+/// The compiler's remarks (e.g. a stage count it lowered), on stderr.
+void printRemarks(const tilec::CompiledKernel &ck) {
+  for (const std::string &r : ck.remarks)
+    errs() << r << "\n";
+}
+
 /// Writes what --emit asks for.
 int emitKernel(const tilec::CompiledKernel &ck) {
   switch (emit) {
@@ -217,6 +223,7 @@ int runKernel(const tilec::kernels::KernelInfo &info, const tilec::kernels::Kern
   if (!r)
     return error(r.error());
   const tilec::kernels::RunResult &res = *r;
+  printRemarks(res.kernel);
   if (emitGiven) {
     if (int rc = emitKernel(res.kernel))
       return rc;
@@ -243,7 +250,7 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "tilec: tile-kernel compiler for AMD GPUs (gfx942, gfx90a)\n");
+                              "tilec: tile-kernel compiler for AMD GPUs (gfx942, gfx90a, gfx1151)\n");
   snapshotFlags();
 
   if (listKernels) {
@@ -319,5 +326,6 @@ int main(int argc, char **argv) {
   if (!compiled)
     return error(compiled.error());
 
+  printRemarks(*compiled);
   return emitKernel(*compiled);
 }

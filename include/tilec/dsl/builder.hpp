@@ -474,7 +474,8 @@ private:
     std::string ssa = s.uniqueName(name);
     s.args.push_back({name, kind, dtype, rank});
     const char *type = kind == ArgKind::F32 ? "f32" : kind == ArgKind::I32 ? "i32" : "index";
-    s.argSsa.push_back("%" + ssa + ": " + (kind == ArgKind::Tensor ? detail::memrefType(dtype, rank) : type));
+    s.argSsa.push_back("%" + ssa + ": " + (kind == ArgKind::Tensor ? detail::memrefType(dtype, rank) : type) +
+                       " {tile.name = " + detail::quote(name) + "}");
     return ssa;
   }
 

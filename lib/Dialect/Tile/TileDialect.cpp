@@ -230,3 +230,13 @@ LogicalResult ReduceOp::verify() {
                          << want << " values, destination " << shapeStr(d) << " holds " << d.rows();
   return success();
 }
+
+LogicalResult ViewOp::verify() {
+  if (getSource().getType() != getResult().getType())
+    return emitOpError() << "view type " << getResult().getType() << " differs from its tile "
+                         << getSource().getType();
+  auto alloc = getSource().getDefiningOp<AllocOp>();
+  if (!alloc || !alloc->hasAttr("buffers"))
+    return emitOpError() << "views a tile that is not multi-buffered (its tile.alloc needs `buffers`)";
+  return success();
+}

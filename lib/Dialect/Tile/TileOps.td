@@ -187,6 +187,21 @@ def Tile_ReduceOp : Tile_Op<"reduce"> {
   let hasVerifier = 1;
 }
 
+def Tile_ViewOp : Tile_Op<"view", [Pure, AllTypesMatch<["source", "result"]>]> {
+  let summary = "one buffer of a multi-buffered LDS tile";
+  let description = [{
+    `%v = tile.view %t[%i] {stage_offset = 1 : i64} : !tile.tile<128x32xbf16, lds>`
+    is buffer `i` of the LDS tile `%t`, whose `tile.alloc` has `buffers = S`
+    (0 <= i < S). Software pipelining (`tilec-pipeline-loops`) creates views
+    whose index is `(iteration + stage_offset) % S`; barrier insertion uses
+    the offset to tell the buffers of one iteration apart.
+  }];
+  let arguments = (ins Tile_LdsTile:$source, Index:$index, OptionalAttr<I64Attr>:$stage_offset);
+  let results = (outs Tile_LdsTile:$result);
+  let assemblyFormat = "$source `[` $index `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_BarrierOp : Tile_Op<"barrier"> {
   let summary = "workgroup barrier ordering LDS accesses";
   let description = [{

@@ -118,7 +118,37 @@ template <class T, int Rows, int Cols, int RowStride, int Vec = 1, int PerPhase 
   }
   TL_INLINE T load(int r, int c) const { return hw::lds_read(base + index(r, c)); }
   TL_INLINE void store(int r, int c, T v) const { hw::lds_write(base + index(r, c), v); }
+  /// Buffer `i` of a multi-buffered tile whose buffers are `elems` apart.
+  TL_INLINE Lds buffer(int i, int elems) const { return Lds{base + i * elems}; }
 };
+
+/// A Rows x Cols tile in flight between global memory and LDS, in registers:
+/// thread t holds elements t, t + Threads, ... (row-major), the order
+/// load_tile writes LDS in.
+template <class T, int Rows, int Cols, int Threads> struct Staging {
+  static constexpr int rows = Rows, cols = Cols, perThread = (Rows * Cols + Threads - 1) / Threads;
+  T v[perThread];
+};
+
+/// Issues the loads of the Rows x Cols window of `g` at (r0, c0) into registers.
+template <class T, int R, int C, int Threads, class G>
+TL_INLINE void load_staging(Staging<T, R, C, Threads> &s, const G &g, int r0, int c0) {
+  for (int j = 0; j < s.perThread; ++j) {
+    int i = thread_id() + j * Threads;
+    if (i < R * C)
+      s.v[j] = g.load(r0 + i / C, c0 + i % C);
+  }
+}
+
+/// Writes a staged tile into LDS.
+template <class L, class T, int R, int C, int Threads>
+TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads> &s) {
+  for (int j = 0; j < s.perThread; ++j) {
+    int i = thread_id() + j * Threads;
+    if (i < R * C)
+      dst.store(i / C, i % C, s.v[j]);
+  }
+}
 
 /// Copies the Rows x Cols window of `g` at (r0, c0) into `t`; the workgroup's
 /// `Threads` threads share the work, consecutive threads on consecutive columns.

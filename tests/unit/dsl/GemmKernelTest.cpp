@@ -87,8 +87,8 @@ TEST(GemmKernel, IRReadsLikeTheMath) {
   ASSERT_TRUE(k.ok()) << k.error();
   EXPECT_TRUE(test::containsInOrder(
       k->tileIR(),
-      {"func.func @gemm_bf16_f32_128x128x32_w4_s2(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, "
-       "%C: memref<?x?xf32>) attributes {tile.kernel, tile.num_waves = 4 : i64, "
+      {"func.func @gemm_bf16_f32_128x128x32_w4_s2(%A: memref<?x?xbf16> {tile.name = \"A\"}, "
+       "%B: memref<?x?xbf16> {tile.name = \"B\"}, %C: memref<?x?xf32> {tile.name = \"C\"}) attributes {tile.kernel, tile.num_waves = 4 : i64, "
        "tile.grid = [array<i64: 2, 0, 128>, array<i64: 2, 1, 128>]}",
        "%bid0 = tile.block_id 0 : index", "%bid1 = tile.block_id 1 : index",
        "%A_dim1 = memref.dim %A, %c1 : memref<?x?xbf16>",

@@ -97,7 +97,8 @@ TEST(Index, ScalarArgumentsOfEveryKind) {
   kb.store(t, X, {n});
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
-  EXPECT_NE(k.tileIR().find("func.func @scalars(%X: memref<?xf32>, %s: f32, %n: index, %e: i32)"),
+  EXPECT_NE(k.tileIR().find("func.func @scalars(%X: memref<?xf32> {tile.name = \"X\"}, %s: f32 {tile.name = \"s\"}, "
+                                 "%n: index {tile.name = \"n\"}, %e: i32 {tile.name = \"e\"})"),
             std::string::npos)
       << k.tileIR();
   EXPECT_NE(k.tileIR().find("tile.map add_scalar %t, %t {scalar = 0.5 : f64}"), std::string::npos);

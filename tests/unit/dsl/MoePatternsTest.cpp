@@ -47,8 +47,9 @@ TEST(MoePatterns, RowGatherThroughAnIndexTensorVerifies) {
   ASSERT_TRUE(test::verifies(k));
   EXPECT_TRUE(test::containsInOrder(
       k.tileIR(),
-      {"func.func @moe_gather_probe(%X: memref<?x?xbf16>, %sorted_ids: memref<?xi32>, "
-       "%W: memref<?x?xbf16>, %Y: memref<?x?xbf16>, %expert_offset: i32)",
+      {"func.func @moe_gather_probe(%X: memref<?x?xbf16> {tile.name = \"X\"}, "
+       "%sorted_ids: memref<?xi32> {tile.name = \"sorted_ids\"}, %W: memref<?x?xbf16> {tile.name = \"W\"}, "
+       "%Y: memref<?x?xbf16> {tile.name = \"Y\"}, %expert_offset: i32 {tile.name = \"expert_offset\"})",
        "tile.grid = [array<i64: 1, 0, 64>, array<i64: 2, 1, 128>, array<i64: -1, 0, 8>]",
        "%expert_offset_index = arith.index_cast %expert_offset : i32 to index",
        "scf.for %iv = %c0 to ",

@@ -190,6 +190,130 @@ INSTANTIATE_TEST_SUITE_P(
       return s;
     });
 
+// --- fp8 MFMA on gfx942 (sections 1 and 8) ------------------------------------------------
+
+/// Bits of an fp8 e4m3fnuz value, for tests: sign, biased exponent (0..15), mantissa (0..7).
+uint8_t fp8Code(bool neg, int e, int m) { return (uint8_t)((neg ? 0x80 : 0) | (e << 3) | m); }
+/// Exact value of a code (independent of the emulator's and prelude's decoders).
+double fp8Value(uint8_t c) {
+  if (c == 0x80)
+    return NAN;
+  int e = (c >> 3) & 15, m = c & 7;
+  double v = e == 0 ? m / 1024.0 : (1.0 + m / 8.0) * std::pow(2.0, e - 8);
+  return (c & 0x80) ? -v : v;
+}
+/// Varied fp8 codes: normals of magnitude 2^-2..2^1 with every mantissa, some
+/// subnormals and zeros.
+uint8_t variedFp8(int idx, int salt) {
+  int h = idx * 37 + salt;
+  if (h % 11 == 0)
+    return fp8Code(h % 2, 0, h % 8);  // subnormal (or zero when h % 8 == 0)
+  return fp8Code(h % 3 == 0, (idx / 8) % 4 + 6, h % 8);
+}
+
+struct Fp8MatrixCase {
+  const char *table;    ///< e.g. "cdna3/v_mfma_f32_32x32x16_fp8_fp8"
+  const char *builtin;  ///< tl::hw function
+  const char *accType;
+  int m, n, k, accPerLane;
+};
+
+class Fp8MatrixInstr : public ::testing::TestWithParam<Fp8MatrixCase> {};
+
+TEST_P(Fp8MatrixInstr, MatchesReferenceThroughLayoutTables) {
+  const Fp8MatrixCase &c = GetParam();
+  const int lanes = 64, kPerLane = 8;
+  LayoutTable ta = readLayout(std::string(c.table) + ".A.csv"), tb = readLayout(std::string(c.table) + ".B.csv"),
+              td = readLayout(std::string(c.table) + ".D.csv");
+  ASSERT_EQ((int)ta.cells.size(), lanes);
+  ASSERT_EQ((int)tb.cells.size(), lanes);
+  ASSERT_EQ((int)td.cells.size(), lanes);
+
+  std::vector<uint8_t> A(c.m * c.k), B(c.k * c.n);
+  std::vector<float> C(c.m * c.n);
+  for (int i = 0; i < c.m * c.k; ++i)
+    A[i] = variedFp8(i, 1);
+  for (int i = 0; i < c.k * c.n; ++i)
+    B[i] = variedFp8(i, 5);
+  for (int i = 0; i < c.m * c.n; ++i)
+    C[i] = 0.5f * i - 7.25f;
+
+  auto emu = makeEmulator("gfx942");
+  // One lane's operand is 8 bytes (a `long`): byte j = bits 8j..8j+7, the table's column j.
+  auto *ra = (uint8_t *)emu->allocate(lanes * kPerLane);
+  auto *rb = (uint8_t *)emu->allocate(lanes * kPerLane);
+  auto *rc = (float *)emu->allocate(lanes * c.accPerLane * 4);
+  auto *rd = (float *)emu->allocate(lanes * c.accPerLane * 4);
+  for (int l = 0; l < lanes; ++l) {
+    ASSERT_EQ((int)ta.cells[l].size(), kPerLane);
+    ASSERT_EQ((int)td.cells[l].size(), c.accPerLane);
+    for (int j = 0; j < kPerLane; ++j) {
+      auto [m, k] = ta.cells[l][j];
+      auto [kb, n] = tb.cells[l][j];
+      ra[l * kPerLane + j] = A[m * c.k + k];
+      rb[l * kPerLane + j] = B[kb * c.n + n];
+    }
+    for (int r = 0; r < c.accPerLane; ++r) {
+      auto [m, n] = td.cells[l][r];
+      rc[l * c.accPerLane + r] = C[m * c.n + n];
+    }
+  }
+  std::string acc = std::to_string(c.accPerLane);
+  std::string src = std::string("#include \"tilec_prelude.h\"\n"
+                                "extern \"C\" __global__ void fp8_mfma(const long *a, const long *b, const float *c, "
+                                "float *d) {\n"
+                                "  int l = tl::hw::thread_id();\n  tl::") +
+                    c.accType + " cv;\n  for (int r = 0; r < " + acc + "; ++r) cv[r] = c[l * " + acc + " + r];\n" +
+                    "  tl::" + c.accType + " dv = tl::hw::" + c.builtin + "(a[l], b[l], cv);\n" +
+                    "  for (int r = 0; r < " + acc + "; ++r) d[l * " + acc + " + r] = dv[r];\n}\n";
+  auto k = loadOrFail(*emu, src, "fp8_mfma");
+  ASSERT_TRUE(k);
+  LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, lanes},
+                                  {Arg::pointer(ra), Arg::pointer(rb), Arg::pointer(rc), Arg::pointer(rd)});
+  EXPECT_TRUE(rep.clean()) << rep.summary();
+  int checked = 0;
+  for (int l = 0; l < lanes; ++l)
+    for (int r = 0; r < c.accPerLane; ++r) {
+      auto [m, n] = td.cells[l][r];
+      double ref = C[m * c.n + n];
+      for (int kk = 0; kk < c.k; ++kk)
+        ref += fp8Value(A[m * c.k + kk]) * fp8Value(B[kk * c.n + n]);
+      // Products of fp8 values are exact; one f32 rounding of the exact sum.
+      EXPECT_NEAR(rd[l * c.accPerLane + r], ref, 1e-6 * (std::fabs(ref) + 1)) << "lane " << l << " elem " << r;
+      ++checked;
+    }
+  EXPECT_EQ(checked, lanes * c.accPerLane);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Section1And8, Fp8MatrixInstr,
+    ::testing::Values(Fp8MatrixCase{"cdna3/v_mfma_f32_32x32x16_fp8_fp8", "mfma_f32_32x32x16_fp8_fp8", "float16_t", 32,
+                                    32, 16, 16},
+                      Fp8MatrixCase{"cdna3/v_mfma_f32_16x16x32_fp8_fp8", "mfma_f32_16x16x32_fp8_fp8", "float4_t", 16,
+                                    16, 32, 4}),
+    [](const auto &info) {
+      std::string s = strrchr(info.param.table, '/') + 1;
+      for (char &ch : s)
+        if (!isalnum((unsigned char)ch))
+          ch = '_';
+      return s;
+    });
+
+// The fp8 MFMA is gfx942's: on a wave32 target it is reported, not run.
+TEST(Section1Mfma, Fp8MfmaOnWave32IsReported) {
+  auto emu = makeEmulator("gfx1151");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void fp8_w32(float *d) {
+  tl::float4_t c = {1, 1, 1, 1};
+  d[tl::hw::thread_id()] = tl::hw::mfma_f32_16x16x32_fp8_fp8(0x3838383838383838L, 0x3838383838383838L, c)[0];
+}
+)", "fp8_w32");
+  ASSERT_TRUE(k);
+  auto *d = (float *)emu->allocate(32 * 4);
+  LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, 32}, {Arg::pointer(d)});
+  EXPECT_EQ(rep.invalidInstructions, 1);
+}
+
 // A WMMA whose lanes l and l+16 disagree is flagged (section 2: halves duplicated).
 TEST(Section2Wmma, UnduplicatedOperandsAreReported) {
   auto emu = makeEmulator("gfx1151");
@@ -270,6 +394,34 @@ extern "C" __global__ void buf(const float *in, float *out, float *loaded, unsig
   }
 }
 
+// 8-bit buffer accesses (fp8 tensors) follow the same rules, byte by byte.
+TEST(Section4Buffer, ByteAccessesPastNumRecordsLoadZeroAndDropStores) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void buf8(unsigned char *bytes, unsigned char *loaded, int n) {
+  int t = tl::hw::thread_id();
+  tl::hw::rsrc_t rb = tl::hw::make_rsrc(bytes, n, 0x00020000u);
+  tl::hw::rsrc_t rl = tl::hw::make_rsrc(loaded, 64, 0x00020000u);
+  unsigned char v = tl::hw::buffer_load_b8(rb, t);                 // t >= n: 0
+  tl::hw::buffer_store_b8(v, rl, t);                               // always in range
+  tl::hw::buffer_store_b8((unsigned char)(v + 1), rb, t);          // t >= n: dropped
+}
+)", "buf8");
+  ASSERT_TRUE(k);
+  const int n = 37;  // odd: no dword alignment to lean on
+  auto *bytes = (uint8_t *)emu->allocate(64), *loaded = (uint8_t *)emu->allocate(64);
+  for (int i = 0; i < 64; ++i) {
+    bytes[i] = (uint8_t)(100 + i);
+    loaded[i] = 0xee;
+  }
+  LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(bytes), Arg::pointer(loaded), Arg::integer(n)});
+  EXPECT_TRUE(rep.clean()) << rep.summary();
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ(loaded[t], t < n ? 100 + t : 0) << t;
+    EXPECT_EQ(bytes[t], t < n ? 101 + t : 100 + t) << t;
+  }
+}
+
 // --- conversions ----------------------------------------------------------------------
 
 TEST(Conversions, Bf16RoundsToNearestEvenAndKeepsNaN) {
@@ -311,6 +463,129 @@ extern "C" __global__ void cvt(const float *in, unsigned short *out, int n) {
   launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(in), Arg::pointer(out), Arg::integer(n)});
   for (int i = 0; i < n; ++i)
     EXPECT_EQ(out[i], cases[i].bits) << "case " << i << std::hex << " got 0x" << out[i];
+}
+
+/// The e4m3fnuz code nearest to x by brute force over every finite code; ties
+/// go to the even code (even mantissa); beyond +-240 it saturates; a zero
+/// result is +0 (section 8: no -0). Independent of the prelude's bit tricks.
+uint8_t nearestFp8(double x) {
+  if (std::isnan(x))
+    return 0x80;
+  uint8_t best = 0;
+  double bestErr = INFINITY;
+  for (int c = 0; c < 256; ++c) {
+    if (c == 0x80)
+      continue;
+    double err = std::fabs(fp8Value((uint8_t)c) - x);
+    if (err < bestErr || (err == bestErr && (c & 1) == 0 && (best & 1) == 1)) {
+      best = (uint8_t)c;
+      bestErr = err;
+    }
+  }
+  return (best & 0x7f) == 0 ? 0 : best;
+}
+
+struct Fp8Conversion {
+  std::vector<uint8_t> encoded;  ///< from_f32 of each input
+  std::vector<float> decoded;    ///< to_f32 of codes 0..255
+};
+
+Fp8Conversion convertFp8OnEmulator(const std::vector<float> &inputs) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void cvt8(const float *in, unsigned char *out, float *dec, int n) {
+  for (int i = tl::hw::thread_id(); i < n; i += 64) out[i] = tl::from_f32<tl::fp8e4m3fnuz>(in[i]).bits;
+  for (int i = tl::hw::thread_id(); i < 256; i += 64) dec[i] = tl::to_f32(tl::fp8e4m3fnuz{(unsigned char)i});
+}
+)", "cvt8");
+  Fp8Conversion r;
+  if (!k)
+    return r;
+  const int n = (int)inputs.size();
+  auto *in = (float *)emu->allocate(n * 4);
+  auto *out = (uint8_t *)emu->allocate(n);
+  auto *dec = (float *)emu->allocate(256 * 4);
+  std::copy(inputs.begin(), inputs.end(), in);
+  launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(in), Arg::pointer(out), Arg::pointer(dec), Arg::integer(n)});
+  r.encoded.assign(out, out + n);
+  r.decoded.assign(dec, dec + 256);
+  return r;
+}
+
+// Section 8: every code decodes exactly; 0x80 is the only NaN.
+TEST(Conversions, Fp8E4M3FnuzDecodesEveryCodeExactly) {
+  Fp8Conversion r = convertFp8OnEmulator({0.0f});
+  ASSERT_EQ(r.decoded.size(), 256u);
+  for (int c = 0; c < 256; ++c) {
+    if (c == 0x80)
+      EXPECT_TRUE(std::isnan(r.decoded[c]));
+    else
+      EXPECT_EQ((double)r.decoded[c], fp8Value((uint8_t)c)) << std::hex << "code 0x" << c;
+  }
+  EXPECT_EQ(r.decoded[0x7f], 240.0f);   // max
+  EXPECT_EQ(r.decoded[0xff], -240.0f);
+  EXPECT_EQ(r.decoded[0x08], 0x1p-7f);  // min normal
+  EXPECT_EQ(r.decoded[0x01], 0x1p-10f); // min subnormal
+  EXPECT_EQ(r.decoded[0x40], 1.0f);     // bias 8
+}
+
+// Section 8 edge cases: saturation at 240, NaN 0x80, no -0, round to nearest even.
+TEST(Conversions, Fp8E4M3FnuzEncodeEdgeCases) {
+  struct Case {
+    float in;
+    uint8_t code;
+  } cases[] = {
+      {240.0f, 0x7f},       {-240.0f, 0xff},     {248.0f, 0x7f},  // 248 would round up to 256: saturates
+      {1e30f, 0x7f},        {INFINITY, 0x7f},    {-INFINITY, 0xff},
+      {NAN, 0x80},          {-NAN, 0x80},
+      {0.0f, 0x00},         {-0.0f, 0x00},       {-1e-10f, 0x00},  // no -0
+      {0x1p-11f, 0x00},     // half the smallest subnormal: tie, to even (0)
+      {-0x1p-11f, 0x00},
+      {0x3p-11f, 0x02},     // 1.5 * 2^-10: tie between codes 1 and 2, to even
+      {0x1p-7f, 0x08},      // min normal
+      {0x1.fp-8f, 0x08},    // just below 2^-7: 7.75 * 2^-10 rounds up into the normals
+      {1.0f, 0x40},
+      {1.0625f, 0x40},      // 1 + 1/16: tie between m=0 and m=1, to even
+      {1.1875f, 0x42},      // 1 + 3/16: tie between m=1 and m=2, to even
+      {-1.1875f, 0xc2},
+      {232.0f, 0x7e},       // tie between 224 (m=6) and 240 (m=7), to even
+      {236.0f, 0x7f},
+      {0.99f, 0x40},        // rounds up into the next binade
+      {-3.0f, 0xcc},        // -1.5 * 2^1
+  };
+  std::vector<float> in;
+  for (const Case &c : cases)
+    in.push_back(c.in);
+  Fp8Conversion r = convertFp8OnEmulator(in);
+  ASSERT_EQ(r.encoded.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    EXPECT_EQ(r.encoded[i], cases[i].code) << "case " << i << " (" << cases[i].in << ")" << std::hex << " got 0x"
+                                           << (int)r.encoded[i];
+}
+
+// Every finite code round-trips, and every midpoint between neighbouring
+// values (the ties), and points an f32 ulp either side, encode to the
+// brute-force nearest-even code.
+TEST(Conversions, Fp8E4M3FnuzEncodeMatchesNearestEvenEverywhere) {
+  std::vector<double> values;
+  for (int c = 0; c < 0x80; ++c)
+    values.push_back(fp8Value((uint8_t)c));  // ascending: 0 .. 240
+  std::vector<float> in;
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (float sgn : {1.0f, -1.0f}) {
+      in.push_back(sgn * (float)values[i]);
+      if (i + 1 < values.size()) {
+        float mid = (float)((values[i] + values[i + 1]) / 2);
+        in.push_back(sgn * mid);
+        in.push_back(sgn * std::nextafter(mid, 0.0f));
+        in.push_back(sgn * std::nextafter(mid, INFINITY));
+      }
+    }
+  }
+  Fp8Conversion r = convertFp8OnEmulator(in);
+  ASSERT_EQ(r.encoded.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    EXPECT_EQ(r.encoded[i], nearestFp8(in[i])) << "input " << in[i] << std::hex << " got 0x" << (int)r.encoded[i];
 }
 
 // --- cross-lane (section 5) ------------------------------------------------------------

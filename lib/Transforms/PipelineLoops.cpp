@@ -1,0 +1,221 @@
+// tilec-pipeline-loops: multi-buffered LDS and register prefetch for k loops.
+#include "Transforms/PassDetail.h"
+#include "Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace tilec {
+#define GEN_PASS_DEF_TILECPIPELINELOOPS
+#include "Transforms/Passes.h.inc"
+} // namespace tilec
+
+using namespace mlir;
+using namespace tilec;
+
+namespace {
+
+constexpr const char *kBuffers = "buffers";
+/// VGPRs per lane kept free for everything but accumulators and prefetched
+/// tiles (operand fragments, addresses, loop state). Measured: the default
+/// GEMM on gfx1151 (128 accumulator VGPRs + 32 prefetch VGPRs) spills with
+/// register prefetch, and fits without it.
+constexpr int64_t kReservedVgprs = 128;
+constexpr const char *kPipelined = "tile.pipelined";
+
+int64_t tileBytes(tile::TileType t) {
+  int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
+  return (t.getNumElements() * eb + 15) / 16 * 16;
+}
+
+/// `v` (computed in `loop`'s body from its induction variable) recomputed at
+/// the builder's point with the induction variable replaced by `iv`. Fails
+/// when the computation is not pure or not local to the body.
+FailureOr<Value> recompute(OpBuilder &b, scf::ForOp loop, Value v, Value iv, IRMapping &map) {
+  if (v == loop.getInductionVar())
+    return iv;
+  if (Value m = map.lookupOrNull(v))
+    return m;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop.getBody()->findAncestorOpInBlock(*def))
+    return v;  // defined outside the loop
+  if (def->getNumRegions() || !isPure(def))
+    return failure();
+  for (Value operand : def->getOperands()) {
+    FailureOr<Value> o = recompute(b, loop, operand, iv, map);
+    if (failed(o))
+      return failure();
+    map.map(operand, *o);
+  }
+  Operation *clone = b.clone(*def, map);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
+  using TilecPipelineLoopsBase::TilecPipelineLoopsBase;
+
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    const TargetInfo *target = lookupTarget(arch);
+    if (!target) {
+      f.emitError() << "unknown target '" << arch << "' (known: " << knownTargetsList() << ")";
+      return signalPassFailure();
+    }
+    SmallVector<scf::ForOp> loops;
+    f.walk([&](scf::ForOp loop) {
+      auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages);
+      if (st && st.getInt() >= 2 && !loop->hasAttr(kPipelined))
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops)
+      if (failed(pipeline(f, loop, *target)))
+        return signalPassFailure();
+  }
+
+  /// The loads of `loop` that can be pipelined: global -> LDS tile, the tile
+  /// allocated outside the loop and used only inside it, its indices pure
+  /// functions of the induction variable and values defined outside.
+  SmallVector<tile::LoadOp> candidates(scf::ForOp loop) {
+    SmallVector<tile::LoadOp> out;
+    for (Operation &op : *loop.getBody()) {
+      auto load = dyn_cast<tile::LoadOp>(op);
+      if (!load)
+        continue;
+      auto alloc = allocOf(load.getDest());
+      if (!alloc || !alloc.getType().isLds() || alloc->hasAttr(kBuffers) ||
+          loop->isAncestor(alloc))
+        continue;
+      bool local = llvm::all_of(alloc->getUsers(), [&](Operation *u) { return loop->isAncestor(u); });
+      int writers = llvm::count_if(alloc->getUsers(), [](Operation *u) {
+        return isa<tile::LoadOp, tile::GatherOp, tile::FillOp, tile::CopyOp>(u);
+      });
+      if (local && writers == 1)
+        out.push_back(load);
+    }
+    return out;
+  }
+
+  LogicalResult pipeline(func::FuncOp f, scf::ForOp loop, const TargetInfo &target) {
+    int64_t requested = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages).getInt();
+    SmallVector<tile::LoadOp> loads = candidates(loop);
+    if (loads.empty()) {
+      loop.emitRemark() << "num_stages = " << requested
+                        << " has no effect: the loop loads no LDS tile that can be pipelined";
+      return success();
+    }
+    // LDS: every tile once, the pipelined ones S times (before padding, which
+    // tilec-allocate-lds avoids with swizzles where it can).
+    int64_t fixed = 0, perStage = 0;
+    llvm::SmallPtrSet<Operation *, 4> pipelined;
+    for (tile::LoadOp l : loads)
+      pipelined.insert(allocOf(l.getDest()));
+    f.walk([&](tile::AllocOp a) {
+      if (a.getType().isLds())
+        (pipelined.count(a) ? perStage : fixed) += tileBytes(a.getType());
+    });
+    int64_t stages = requested;
+    while (stages > 1 && fixed + stages * perStage > target.ldsBytesPerWorkgroup)
+      --stages;
+    // Registers: prefetching holds one tile per pipelined load in VGPRs next
+    // to the accumulators (which CDNA keeps in AGPRs).
+    const int64_t threads = int64_t(numWavesOf(f)) * target.waveSize;
+    int64_t accVgprs = 0, prefetchVgprs = (perStage / 4 + threads - 1) / threads;
+    f.walk([&](tile::AllocOp a) {
+      if (a.getType().isReg() && a.getType().getRank() == 2)
+        accVgprs += (a.getType().getNumElements() + threads - 1) / threads;
+    });
+    int64_t vgprs = prefetchVgprs + (target.hasAgprs ? 0 : accVgprs) + kReservedVgprs;
+    if (stages > 1 && vgprs > target.maxVgprPerWave) {
+      loop.emitRemark() << "num_stages lowered from " << requested << " to 1: prefetching the next tiles "
+                        << "needs " << prefetchVgprs << " VGPRs per lane next to "
+                        << (target.hasAgprs ? 0 : accVgprs) << " for accumulators, over the "
+                        << target.maxVgprPerWave << " of a wave on " << target.arch;
+      stages = 1;
+    } else if (stages < requested)
+      loop.emitRemark() << "num_stages lowered from " << requested << " to " << stages << ": "
+                        << requested << " stages need " << fixed + requested * perStage
+                        << " bytes of LDS, " << target.ldsBytesPerWorkgroup << " available on "
+                        << target.arch;
+    loop->setAttr(tile::attr::kNumStages, IntegerAttr::get(IntegerType::get(&getContext(), 64), stages));
+    if (stages < 2)
+      return success();
+
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    auto cst = [&](OpBuilder &bb, int64_t v) { return bb.create<arith::ConstantIndexOp>(loc, v); };
+    Value lb = loop.getLowerBound(), step = loop.getStep();
+    auto ivAt = [&](OpBuilder &bb, int64_t s) -> Value {  // lb + s * step
+      return s == 0 ? lb : bb.create<arith::AddIOp>(loc, lb, bb.create<arith::MulIOp>(loc, cst(bb, s), step));
+    };
+
+    // Loop-top values: j = (iv - lb) / step, the buffer computed on and the
+    // buffer committed to.
+    OpBuilder top = OpBuilder::atBlockBegin(loop.getBody());
+    Value j = top.create<arith::DivUIOp>(loc, top.create<arith::SubIOp>(loc, loop.getInductionVar(), lb), step);
+    Value cur = top.create<arith::RemUIOp>(loc, j, cst(top, stages));
+    Value next = top.create<arith::RemUIOp>(loc, top.create<arith::AddIOp>(loc, j, cst(top, stages - 1)),
+                                            cst(top, stages));
+    Value ahead = top.create<arith::AddIOp>(loc, loop.getInductionVar(),
+                                            top.create<arith::MulIOp>(loc, cst(top, stages), step));
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+
+    for (tile::LoadOp load : loads) {
+      tile::AllocOp alloc = allocOf(load.getDest());
+      tile::TileType t = alloc.getType();
+      alloc->setAttr(kBuffers, i64(stages));
+      OpBuilder ab(alloc->getBlock(), std::next(alloc->getIterator()));
+      auto staging = ab.create<tile::AllocOp>(
+          alloc.getLoc(), tile::TileType::get(&getContext(), t.getShape(), t.getElementType(), tile::MemorySpace::reg),
+          ab.getStringAttr(alloc.displayName() + ".prefetch"));
+
+      // Prologue: iterations 0 .. S-2 into buffers 0 .. S-2, iteration S-1 into registers.
+      for (int64_t s = 0; s < stages; ++s) {
+        IRMapping map;
+        Value iv = ivAt(b, s);
+        SmallVector<Value> idx;
+        for (Value v : load.getIndices()) {
+          FailureOr<Value> r = recompute(b, loop, v, iv, map);
+          if (failed(r))
+            return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
+          idx.push_back(*r);
+        }
+        Value dst = staging;
+        if (s < stages - 1)
+          dst = b.create<tile::ViewOp>(loc, t, alloc, cst(b, s), nullptr);
+        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, dst);
+      }
+
+      // Every other use in the loop reads the buffer of this iteration. (The
+      // insertion point is re-anchored: the previous load it pointed at may
+      // have been erased.)
+      top.setInsertionPointAfterValue(ahead);
+      Value curView = top.create<tile::ViewOp>(loc, t, alloc, cur, i64(0));
+      alloc.getResult().replaceUsesWithIf(curView, [&](OpOperand &use) {
+        return use.getOwner() != load && use.getOwner() != curView.getDefiningOp() &&
+               loop->isAncestor(use.getOwner());
+      });
+
+      // In place of the load: commit iteration j+S-1, prefetch iteration j+S.
+      OpBuilder lb2(load);
+      Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
+      lb2.create<tile::CopyOp>(load.getLoc(), staging, nextView);
+      IRMapping map;
+      SmallVector<Value> idx;
+      for (Value v : load.getIndices()) {
+        FailureOr<Value> r = recompute(lb2, loop, v, ahead, map);
+        if (failed(r))
+          return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
+        idx.push_back(*r);
+      }
+      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, staging);
+      load.erase();
+    }
+    loop->setAttr(kPipelined, UnitAttr::get(&getContext()));
+    return success();
+  }
+};
+
+} // namespace

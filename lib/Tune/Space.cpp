@@ -1,0 +1,104 @@
+#include "Tune/Space.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tilec::tune {
+
+std::map<std::string, std::string> GemmTile::params() const {
+  return {{"block_m", std::to_string(blockM)},
+          {"block_n", std::to_string(blockN)},
+          {"block_k", std::to_string(blockK)},
+          {"waves", std::to_string(waves)},
+          {"stages", std::to_string(stages)}};
+}
+
+std::string GemmTile::flags() const {
+  return "-p block_m=" + std::to_string(blockM) + " -p block_n=" + std::to_string(blockN) +
+         " -p block_k=" + std::to_string(blockK) + " -p waves=" + std::to_string(waves) +
+         " -p stages=" + std::to_string(stages);
+}
+
+const std::vector<std::string> &gemmTuningParams() {
+  static const std::vector<std::string> names = {"block_m", "block_n", "block_k", "waves", "stages"};
+  return names;
+}
+
+std::vector<GemmTile> GemmSpace::enumerate() const {
+  std::vector<GemmTile> out;
+  out.reserve(size());
+  for (int64_t bm : blockM)
+    for (int64_t bn : blockN)
+      for (int64_t bk : blockK)
+        for (int w : waves)
+          for (int s : stages)
+            out.push_back(GemmTile{bm, bn, bk, w, s});
+  return out;
+}
+
+size_t GemmSpace::size() const {
+  return blockM.size() * blockN.size() * blockK.size() * waves.size() * stages.size();
+}
+
+std::string GemmSpace::signature() const {
+  std::string s;
+  auto list = [&](const char *name, const auto &values) {
+    s += (s.empty() ? "" : ";") + std::string(name) + "=";
+    for (size_t i = 0; i < values.size(); ++i)
+      s += (i ? "," : "") + std::to_string(values[i]);
+  };
+  list("block_m", blockM);
+  list("block_n", blockN);
+  list("block_k", blockK);
+  list("waves", waves);
+  list("stages", stages);
+  return s;
+}
+
+bool GemmSpace::pin(const std::string &name, int64_t value) {
+  if (name == "block_m") blockM = {value};
+  else if (name == "block_n") blockN = {value};
+  else if (name == "block_k") blockK = {value};
+  else if (name == "waves") waves = {static_cast<int>(value)};
+  else if (name == "stages") stages = {static_cast<int>(value)};
+  else return false;
+  return true;
+}
+
+std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemType t, int64_t m,
+                                               int64_t n, int64_t k, int waves) {
+  // Wave grids wm x wn = waves, most square per-wave tile first, ties in
+  // increasing wm: SelectMatrixInstr's waveGrids() (a stable sort).
+  std::vector<std::pair<int, int>> grids;
+  for (int wm = 1; wm <= waves; ++wm)
+    if (waves % wm == 0)
+      grids.push_back({wm, waves / wm});
+  auto skew = [&](std::pair<int, int> g) {
+    return std::abs(std::log2(double(m) / g.first) - std::log2(double(n) / g.second));
+  };
+  std::sort(grids.begin(), grids.end(), [&](auto x, auto y) {
+    return skew(x) != skew(y) ? skew(x) < skew(y) : x.first < y.first;
+  });
+  for (const MatrixInstr *mi : target.instrsFor(t)) {
+    if (k % mi->k)
+      continue;
+    for (auto [wm, wn] : grids)
+      if (m % (int64_t(wm) * mi->m) == 0 && n % (int64_t(wn) * mi->n) == 0)
+        return MatrixTiling{mi, wm, wn};
+  }
+  return std::nullopt;
+}
+
+int64_t nextPowerOfTwo(int64_t v) {
+  int64_t p = 1;
+  while (p < v)
+    p <<= 1;
+  return p;
+}
+
+std::string shapeClass(const GemmProblem &p) {
+  return std::to_string(nextPowerOfTwo(p.M)) + "x" + std::to_string(nextPowerOfTwo(p.N)) + "x" +
+         std::to_string(nextPowerOfTwo(p.K));
+}
+
+} // namespace tilec::tune

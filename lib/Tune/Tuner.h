@@ -1,0 +1,93 @@
+// The autotuner: enumerate a kernel's configuration space, prune it with the
+// target's budgets, compile the survivors in parallel, rank them (timed on a
+// HIP GPU, else by the cost model) and cache the result per shape class.
+// See docs/autotuning.md.
+#pragma once
+
+#include "Registry.h"
+#include "Tune/CostModel.h"
+#include "Tune/Prune.h"
+#include "Tune/Space.h"
+#include "Tune/TuneCache.h"
+
+#include "tilec/result.hpp"
+#include "tilec/runtime.hpp"
+#include "tilec/tilec.hpp"
+
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec::tune {
+
+/// Progress of the compile phase, reported after each candidate.
+struct TuneProgress {
+  size_t compiled = 0;  ///< candidates done (compiled or failed)
+  size_t total = 0;     ///< candidates to compile
+  double elapsedSeconds = 0;
+};
+
+struct TuneOptions {
+  std::string arch = "gfx942";
+  JitChoice jit = JitChoice::Auto;
+  bool useCodeObjectCache = true;
+  bool useTuneCache = true;
+  std::string cacheDir;  ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec
+  /// Auto: time on a HIP GPU when one opens for `arch`, else the cost model.
+  /// Emulator: always the cost model (the emulator's time says nothing about a GPU).
+  /// Hip: a GPU is required.
+  DeviceKind device = DeviceKind::Auto;
+  unsigned threads = 0;  ///< compile threads; 0: std::thread::hardware_concurrency()
+  /// The space to search; the kernel's tuning parameters given as -p values
+  /// are pinned on top of it.
+  GemmSpace space;
+  /// Most candidates compiled: when more survive pruning, the cost model
+  /// (with estimated registers) ranks them and the rest are pruned as
+  /// PruneReason::ModelRank. 0: no limit.
+  size_t maxCompiles = 100;
+  size_t keep = 5;       ///< candidates kept in the result (and the cache)
+  int timedLaunches = 5; ///< GPU: launches timed per candidate after one warm-up
+  std::function<void(const TuneProgress &)> onProgress;  ///< called from worker threads, serialised
+  std::function<void(const std::string &)> onWarning;    ///< empty: stderr
+};
+
+struct TuneStats {
+  size_t spaceSize = 0;
+  std::array<size_t, kNumPruneReasons> pruned{};  ///< by PruneReason (index Kept unused)
+  size_t compiled = 0;           ///< compiled successfully
+  size_t compileFailed = 0;
+  size_t droppedScratch = 0;     ///< compiled with scratch or spills
+  size_t droppedOccupancy = 0;   ///< compiled kernel does not fit on a unit
+  size_t instrMismatch = 0;      ///< compiler chose another instruction than predicted
+  unsigned threads = 0;
+  double compileSeconds = 0;
+  double rankSeconds = 0;
+  double totalSeconds = 0;
+  std::string firstCompileError;
+};
+
+struct TuneResult {
+  GemmProblem problem;
+  std::string shapeClass;
+  std::string arch;
+  TuneRecord record;       ///< the ranking, best first (from the cache on a hit)
+  bool fromCache = false;
+  std::string cachePath;   ///< empty when the cache is off
+  TuneStats stats;         ///< zero on a cache hit
+};
+
+/// The identity of the compiler that builds the candidates, part of the cache
+/// key: tilec version, LLVM version, device prelude hash, the library's
+/// build (size and mtime of the file holding tilec::compile) and the JIT choice.
+std::string compilerIdentity(JitChoice jit);
+
+/// Tunes shipped kernel `kernel` for the problem and fixed parameters in
+/// `params` (M, N, K, dtype, out, ...). Tuning parameters given in `params`
+/// are pinned. Errors: a kernel with no tuning space, bad parameters, an
+/// unknown arch, no candidate left or none compiled.
+Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
+                        const TuneOptions &options);
+
+} // namespace tilec::tune

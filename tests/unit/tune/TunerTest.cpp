@@ -1,0 +1,180 @@
+// Real tunes: candidates compile (in-process clang), the best has no scratch,
+// a second tune of the same shape class hits the cache, the CLI prints the
+// chosen -p flags.
+#include "Tune/TuneCli.h"
+#include "Tune/Tuner.h"
+
+#include "Gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+using namespace tilec;
+using namespace tilec::tune;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string freshDir(const std::string &name) {
+  fs::path d = fs::path(::testing::TempDir()) / ("tilec-tuner-" + name + "-" + std::to_string(std::random_device{}()));
+  fs::remove_all(d);
+  return d.string();
+}
+
+/// A restricted space: 2 x 2 x 2 x 2 x 2 = 32 points.
+GemmSpace smallSpace() {
+  GemmSpace s;
+  s.blockM = {64, 128};
+  s.blockN = {64, 128};
+  s.blockK = {16, 32};
+  s.waves = {2, 4};
+  s.stages = {1, 2};
+  return s;
+}
+
+TuneOptions options(const std::string &dir) {
+  TuneOptions o;
+  o.arch = "gfx942";
+  o.cacheDir = dir;
+  o.device = DeviceKind::Emulator;  // rank with the cost model
+  o.space = smallSpace();
+  return o;
+}
+
+kernels::KernelParams shape(int M, int N, int K) {
+  return {{"M", std::to_string(M)}, {"N", std::to_string(N)}, {"K", std::to_string(K)}};
+}
+
+} // namespace
+
+TEST(Tuner, PredictedInstructionIsTheCompilersChoice_gfx942) {
+  // Candidates the pruner keeps compile, with the instruction and wave grid
+  // the pruner predicted (checked through TuneStats::instrMismatch).
+  GemmSpace s;
+  s.blockM = {32, 128};
+  s.blockN = {64, 256};
+  s.blockK = {16};
+  s.waves = {1, 4, 8};
+  s.stages = {1};
+  TuneOptions o = options(freshDir("predict"));
+  o.space = s;
+  o.useTuneCache = false;
+  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), shape(4096, 4096, 4096), o);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_GT(r->stats.compiled, 5u);
+  EXPECT_EQ(r->stats.compileFailed, 0u) << r->stats.firstCompileError;
+  EXPECT_EQ(r->stats.instrMismatch, 0u);
+}
+
+TEST(Tuner, SmallGemmPicksACleanConfig_gfx942) {
+  std::string dir = freshDir("small");
+  std::vector<size_t> progress;
+  TuneOptions o = options(dir);
+  o.onProgress = [&](const TuneProgress &p) { progress.push_back(p.compiled); };
+  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), shape(512, 512, 512), o);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_FALSE(r->fromCache);
+  EXPECT_EQ(r->shapeClass, "512x512x512");
+  EXPECT_EQ(r->record.method, "cost model");
+  EXPECT_EQ(r->stats.spaceSize, 32u);
+  EXPECT_EQ(r->stats.compileFailed, 0u) << r->stats.firstCompileError;
+  EXPECT_EQ(progress.size(), r->stats.compiled + r->stats.compileFailed);
+  ASSERT_FALSE(r->record.ranking.empty());
+  EXPECT_LE(r->record.ranking.size(), 5u);
+  for (size_t i = 1; i < r->record.ranking.size(); ++i)
+    EXPECT_LE(r->record.ranking[i - 1].seconds, r->record.ranking[i].seconds);
+
+  // The winner compiles with no scratch, as the -p flags the CLI prints.
+  const RankedCandidate &best = r->record.ranking.front();
+  kernels::KernelParams ps = shape(512, 512, 512);
+  for (auto &[k, v] : best.tile.params())
+    ps[k] = v;
+  Result<Kernel> k = kernels::gemmKernelInfo().build(ps);
+  ASSERT_TRUE(k) << k.error();
+  Result<CompiledKernel> ck = compile(*k, {.arch = "gfx942", .cacheDir = dir});
+  ASSERT_TRUE(ck) << ck.error();
+  EXPECT_EQ(ck->report.scratchBytes, 0);
+  EXPECT_EQ(ck->name, best.kernelName);
+  EXPECT_GT(ck->report.matrixInstructions, 0);
+
+  // Same shape class (500 -> 512): a cache hit that compiles nothing.
+  Result<TuneResult> again = tuneKernel(kernels::gemmKernelInfo(), shape(500, 512, 300), options(dir));
+  ASSERT_TRUE(again) << again.error();
+  EXPECT_TRUE(again->fromCache);
+  EXPECT_EQ(again->stats.compiled, 0u);
+  EXPECT_EQ(again->record.ranking.front().tile, best.tile);
+  EXPECT_EQ(again->record.M, 512);
+
+  // Another class is not.
+  Result<TuneResult> other = tuneKernel(kernels::gemmKernelInfo(), shape(1024, 512, 512), options(dir));
+  ASSERT_TRUE(other) << other.error();
+  EXPECT_FALSE(other->fromCache);
+}
+
+TEST(Tuner, GivenTuningParametersArePinned) {
+  TuneOptions o = options(freshDir("pinned"));
+  kernels::KernelParams ps = shape(512, 512, 512);
+  ps["waves"] = "4";
+  ps["block_k"] = "32";
+  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), ps, o);
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->stats.spaceSize, 8u);
+  for (const RankedCandidate &c : r->record.ranking) {
+    EXPECT_EQ(c.tile.waves, 4);
+    EXPECT_EQ(c.tile.blockK, 32);
+  }
+}
+
+TEST(Tuner, Errors) {
+  TuneOptions o = options(freshDir("errors"));
+  kernels::KernelParams bad = shape(512, 512, 512);
+  bad["dtype"] = "f64";
+  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), bad, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("dtype"), std::string::npos) << r.error();
+
+  kernels::KernelParams badPin = shape(512, 512, 512);
+  badPin["waves"] = "many";
+  EXPECT_FALSE(tuneKernel(kernels::gemmKernelInfo(), badPin, o));
+
+  kernels::KernelInfo notTunable = kernels::gemmKernelInfo();
+  notTunable.name = "softmax";
+  Result<TuneResult> n = tuneKernel(notTunable, shape(1, 1, 1), o);
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().find("no tuning space"), std::string::npos) << n.error();
+
+  o.arch = "gfx000";
+  EXPECT_FALSE(tuneKernel(kernels::gemmKernelInfo(), shape(1, 1, 1), o));
+}
+
+TEST(TuneCli, PrintsTheBestConfigAndACacheHit_gfx942) {
+  TuneCliOptions cli;
+  cli.cacheDir = freshDir("cli");
+  cli.device = DeviceKind::Emulator;
+  kernels::KernelParams ps = shape(256, 256, 256);
+  ps["waves"] = "4";
+  ps["stages"] = "2";
+  ps["block_k"] = "32";
+  std::ostringstream out, err;
+  ASSERT_EQ(runTuneCommand(kernels::gemmKernelInfo(), ps, cli, out, err), 0) << err.str();
+  std::string text = out.str();
+  EXPECT_NE(text.find("best: -p block_m="), std::string::npos) << text;
+  EXPECT_NE(text.find("-p waves=4 -p stages=2 (v_mfma_"), std::string::npos) << text;
+  EXPECT_NE(text.find("% of peak)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  #  block_m"), std::string::npos) << text;
+  EXPECT_EQ(err.str(), "");  // not a TTY: no progress line
+
+  std::ostringstream out2, err2;
+  ASSERT_EQ(runTuneCommand(kernels::gemmKernelInfo(), ps, cli, out2, err2), 0) << err2.str();
+  EXPECT_NE(out2.str().find("cache hit"), std::string::npos) << out2.str();
+  EXPECT_EQ(out2.str().substr(out2.str().find("best:")), text.substr(text.find("best:")));
+
+  kernels::KernelParams bad = ps;
+  bad["block_m"] = "0";
+  std::ostringstream out3, err3;
+  EXPECT_EQ(runTuneCommand(kernels::gemmKernelInfo(), bad, cli, out3, err3), 1);
+  EXPECT_NE(err3.str().find("block_m"), std::string::npos) << err3.str();
+}
