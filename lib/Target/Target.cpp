@@ -1,6 +1,7 @@
 #include "Target/Target.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tilec {
 
@@ -64,6 +65,26 @@ const MatrixInstr *TargetInfo::findInstr(std::string_view name) const {
     if (mi.name == name)
       return &mi;
   return nullptr;
+}
+
+std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemType t, int64_t m, int64_t n,
+                                               int64_t k, int waves) {
+  std::vector<std::pair<int, int>> grids;
+  for (int wm = 1; wm <= waves; ++wm)
+    if (waves % wm == 0)
+      grids.push_back({wm, waves / wm});
+  auto skew = [&](std::pair<int, int> g) {
+    return std::abs(std::log2(double(m) / g.first) - std::log2(double(n) / g.second));
+  };
+  std::stable_sort(grids.begin(), grids.end(), [&](auto x, auto y) { return skew(x) < skew(y); });
+  for (const MatrixInstr *mi : target.instrsFor(t)) {
+    if (k % mi->k)
+      continue;
+    for (auto [wm, wn] : grids)
+      if (m % (int64_t(wm) * mi->m) == 0 && n % (int64_t(wn) * mi->n) == 0)
+        return MatrixTiling{mi, wm, wn};
+  }
+  return std::nullopt;
 }
 
 static std::vector<TargetInfo> buildTargets() {

@@ -3,6 +3,7 @@
 // emulator) can share it cheaply.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +77,20 @@ struct TargetInfo {
   /// The instruction called `name` (ISA mnemonic), or nullptr.
   const MatrixInstr *findInstr(std::string_view name) const;
 };
+
+/// A matrix instruction and how C is split over the waves (wm x wn).
+struct MatrixTiling {
+  const MatrixInstr *instr = nullptr;
+  int wm = 1, wn = 1;
+};
+
+/// The choice of tilec-select-matrix-instr for C[m,n] += A[m,k] B[k,n] over
+/// `waves` waves: the target's instructions for `t` in preference order, the
+/// first whose k divides `k` and that tiles C over a grid wm x wn = waves
+/// (grids tried most-square per-wave tile first, ties in increasing wm).
+/// nullopt when none fits. Shared with the autotuner's pruning.
+std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemType t, int64_t m, int64_t n,
+                                               int64_t k, int waves);
 
 /// The known targets; nullptr for an unknown arch.
 const TargetInfo *lookupTarget(std::string_view arch);

@@ -3,7 +3,6 @@
 #include "Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include <cmath>
 
 namespace tilec {
 #define GEN_PASS_DEF_TILECSELECTMATRIXINSTR
@@ -14,20 +13,6 @@ using namespace mlir;
 using namespace tilec;
 
 namespace {
-
-/// Factorisations wm x wn of the wave count, most square per-wave tile first.
-std::vector<std::pair<int, int>> waveGrids(int waves, int64_t m, int64_t n) {
-  std::vector<std::pair<int, int>> grids;
-  for (int wm = 1; wm <= waves; ++wm)
-    if (waves % wm == 0)
-      grids.push_back({wm, waves / wm});
-  auto skew = [&](std::pair<int, int> g) {
-    return std::abs(std::log2(double(m) / g.first) - std::log2(double(n) / g.second));
-  };
-  std::stable_sort(grids.begin(), grids.end(),
-                   [&](auto x, auto y) { return skew(x) < skew(y); });
-  return grids;
-}
 
 struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixInstr> {
   using TilecSelectMatrixInstrBase::TilecSelectMatrixInstrBase;
@@ -80,17 +65,11 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
       return d;
     }
     int64_t m = c.rows(), n = c.cols(), k = a.cols();
-    for (const MatrixInstr *mi : instrs) {
-      if (k % mi->k)
-        continue;
-      for (auto [wm, wn] : waveGrids(waves, m, n)) {
-        if (m % (wm * mi->m) || n % (wn * mi->n))
-          continue;
-        Builder bld(g.getContext());
-        g->setAttr(pattr::kInstr, bld.getStringAttr(mi->name));
-        g->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({wm, wn}));
-        return success();
-      }
+    if (std::optional<MatrixTiling> tiling = selectMatrixTiling(target, *et, m, n, k, waves)) {
+      Builder bld(g.getContext());
+      g->setAttr(pattr::kInstr, bld.getStringAttr(tiling->instr->name));
+      g->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({tiling->wm, tiling->wn}));
+      return success();
     }
     return g.emitOpError() << "cannot tile C " << m << "x" << n << " with K=" << k << " over "
                            << waves << " waves with any " << target.arch << " matrix instruction for "

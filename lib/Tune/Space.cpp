@@ -65,30 +65,6 @@ bool GemmSpace::pin(const std::string &name, int64_t value) {
   return true;
 }
 
-std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemType t, int64_t m,
-                                               int64_t n, int64_t k, int waves) {
-  // Wave grids wm x wn = waves, most square per-wave tile first, ties in
-  // increasing wm: SelectMatrixInstr's waveGrids() (a stable sort).
-  std::vector<std::pair<int, int>> grids;
-  for (int wm = 1; wm <= waves; ++wm)
-    if (waves % wm == 0)
-      grids.push_back({wm, waves / wm});
-  auto skew = [&](std::pair<int, int> g) {
-    return std::abs(std::log2(double(m) / g.first) - std::log2(double(n) / g.second));
-  };
-  std::sort(grids.begin(), grids.end(), [&](auto x, auto y) {
-    return skew(x) != skew(y) ? skew(x) < skew(y) : x.first < y.first;
-  });
-  for (const MatrixInstr *mi : target.instrsFor(t)) {
-    if (k % mi->k)
-      continue;
-    for (auto [wm, wn] : grids)
-      if (m % (int64_t(wm) * mi->m) == 0 && n % (int64_t(wn) * mi->n) == 0)
-        return MatrixTiling{mi, wm, wn};
-  }
-  return std::nullopt;
-}
-
 int64_t nextPowerOfTwo(int64_t v) {
   int64_t p = 1;
   while (p < v)

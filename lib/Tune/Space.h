@@ -60,17 +60,9 @@ const std::vector<std::string> &gemmTuningParams();
 
 /// The matrix instruction and wave grid (wm x wn waves over the block tile)
 /// that tilec-select-matrix-instr chooses for a block tile.
-struct MatrixTiling {
-  const MatrixInstr *instr = nullptr;
-  int wm = 1, wn = 1;
-};
+// MatrixTiling and selectMatrixTiling live in lib/Target (Target.h): the
+// compiler's tilec-select-matrix-instr and the tuner share them.
 
-/// What lib/Transforms/SelectMatrixInstr.cpp picks for C[m,n] += A[m,k] B[k,n]
-/// over `waves` waves: the target's instructions for `t` in preference order,
-/// the first whose k divides `k` and that tiles C over a grid wm x wn = waves
-/// (grids tried most-square per-wave tile first). nullopt where it would fail.
-std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemType t, int64_t m,
-                                               int64_t n, int64_t k, int waves);
 
 /// Smallest power of two >= v (v >= 1).
 int64_t nextPowerOfTwo(int64_t v);

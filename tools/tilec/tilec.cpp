@@ -8,6 +8,7 @@
 
 #include "Registry.h"
 #include "Run.h"
+#include "Tune/TuneCli.h"
 
 #include "Target/Target.h"
 
@@ -64,6 +65,9 @@ cl::opt<tilec::DeviceKind> deviceOpt(
                clEnumValN(tilec::DeviceKind::Emulator, "emulator", "the CPU wavefront emulator"),
                clEnumValN(tilec::DeviceKind::Hip, "hip", "a HIP GPU")),
     cl::cat(category));
+cl::opt<bool> tuneOpt("tune",
+                      cl::desc("Autotune a shipped kernel for the -p problem and print the best configuration as -p flags"),
+                      cl::cat(category));
 cl::opt<uint64_t> seedOpt("seed", cl::desc("Seed of the random inputs of --run"), cl::init(0), cl::cat(category));
 
 // The flags' values, copied once after parsing: the in-process lld driver
@@ -82,6 +86,7 @@ bool noCache;
 bool run;
 tilec::DeviceKind device;
 uint64_t seed;
+bool tune = false;
 bool emitGiven = false, deviceGiven = false;
 
 void snapshotFlags() {
@@ -98,6 +103,7 @@ void snapshotFlags() {
   run = runOpt;
   device = deviceOpt;
   seed = seedOpt;
+  tune = tuneOpt;
   emitGiven = emitOpt.getNumOccurrences() > 0;
   deviceGiven = deviceOpt.getNumOccurrences() > 0;
 }
@@ -266,8 +272,12 @@ int main(int argc, char **argv) {
     return error("tilec: error: --json only applies to --emit=report");
   if (run && kernelName.empty())
     return error("tilec: error: --run needs --kernel=NAME: CPU references exist for the shipped kernels");
-  if (deviceGiven && !run)
-    return error("tilec: error: --device only applies to --run");
+  if (deviceGiven && !run && !tune)
+    return error("tilec: error: --device only applies to --run and --tune");
+  if (tune && kernelName.empty())
+    return error("tilec: error: --tune needs --kernel=NAME");
+  if (tune && run)
+    return error("tilec: error: give --tune or --run, not both");
   if (kernelName.empty() == input.empty())
     return error("tilec: error: give exactly one of --kernel=NAME or an input FILE.mlir / FILE.cpp "
                  "(see --help)");
@@ -296,6 +306,14 @@ int main(int argc, char **argv) {
       if (values.count(p.substr(0, eq)))
         return error("tilec: error: parameter '" + p.substr(0, eq) + "' given twice");
       values[p.substr(0, eq)] = p.substr(eq + 1);
+    }
+    if (tune) {
+      tilec::tune::TuneCliOptions to;
+      to.arch = arch;
+      to.jit = jitChoice;
+      to.useCache = !noCache;
+      to.device = device;
+      return tilec::tune::runTuneCommand(*info, values, to);
     }
     if (run)
       return runKernel(*info, values, opts);
