@@ -30,7 +30,10 @@ std::string gemmKernelName(const GemmConfig &c) {
   return "gemm_" + std::string(dtypeName(c.dtype)) + "_" + dtypeName(c.out) + "_" +
          std::to_string(c.blockM) + "x" + std::to_string(c.blockN) + "x" + std::to_string(c.blockK) +
          "_w" + std::to_string(c.waves) + "_s" + std::to_string(c.stages) +
-         (c.ldsLayout == GemmConfig::LdsLayoutChoice::Naive ? "_naivelds" : "");
+         (c.ldsLayout == GemmConfig::LdsLayoutChoice::Naive ? "_naivelds" : "") +
+         (c.groupM > 1 ? "_g" + std::to_string(c.groupM) : "") + (c.xcds > 1 ? "_x" + std::to_string(c.xcds) : "") +
+         (c.schedule.pingPong ? "_pingpong" : "") + (c.schedule.interleave ? "_interleave" : "") +
+         (c.schedule.setprio ? "_setprio" : "");
 }
 
 int64_t gemmLdsBytes(const GemmConfig &c) {
@@ -54,8 +57,11 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 
   // One workgroup per BM x BN tile of C.
   kb.grid({GridExtent::ceilDiv(C, 0, BM), GridExtent::ceilDiv(C, 1, BN)});
-  Index row = kb.blockId(0) * BM;  // first row of this workgroup's C tile
-  Index col = kb.blockId(1) * BN;  // first column
+  // Which C tile this workgroup computes: grid order, or grouped / XCD-remapped.
+  auto [tileM, tileN] = kb.tileOrder(cdiv(C.dim(0), BM), cdiv(C.dim(1), BN),
+                                     {.groupM = config.groupM, .xcds = config.xcds});
+  Index row = tileM * BM;  // first row of this workgroup's C tile
+  Index col = tileN * BN;  // first column
   Index numK = cdiv(A.dim(1), BK); // k steps; the last one may be partial (reads 0 past K)
 
   const bool naive = config.ldsLayout == GemmConfig::LdsLayoutChoice::Naive;
@@ -68,7 +74,7 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 
   // ---- for each k step: acc[BM,BN] += A[BM,BK] @ B[BK,BN]
   //                                                      (default C[128,128] += A[128,32] @ B[32,128])
-  kb.forLoop(0, numK, 1, {.numStages = config.stages, .name = "kt"}, [&](Index kt) {
+  kb.forLoop(0, numK, 1, {.numStages = config.stages, .name = "kt", .schedule = config.schedule}, [&](Index kt) {
     Index k = kt * BK;
     kb.load(A, {row, k}, a); // a[BM,BK] = A[row:row+BM, k:k+BK]  (global -> LDS)
     kb.load(B, {k, col}, b); // b[BK,BN] = B[k:k+BK, col:col+BN]  (global -> LDS)
@@ -107,7 +113,12 @@ KernelInfo gemmKernelInfo() {
       {"block_k", "32", "depth of one k step"},
       {"waves", "4", "wavefronts per workgroup (1..16)"},
       {"stages", "2", "software-pipelining depth of the k loop (1..8)"},
+      {"group_m", "1", "tile order: groups of this many tile rows share L2 (1: grid order)"},
+      {"xcds", "1", "tile order: chiplets workgroups are dispatched over round-robin (gfx942: 8; 1: off)"},
       {"lds_layout", "auto", "LDS layout of the A/B tiles: auto (the compiler's) | naive (row-major)"},
+      {"schedule", "none",
+       "wavefront schedule of the k loop: none | interleave | setprio | interleave+setprio | pingpong | "
+       "pingpong+interleave+setprio (pingpong: even waves, stages >= 3)"},
   };
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     ParamReader p(name, params, given);
@@ -123,8 +134,15 @@ KernelInfo gemmKernelInfo() {
     c.blockK = p.integer("block_k", 1, kMaxBlock);
     c.waves = static_cast<int>(p.integer("waves", 1, 16));
     c.stages = static_cast<int>(p.integer("stages", 1, 8));
+    c.groupM = p.integer("group_m", 1, 64);
+    c.xcds = p.integer("xcds", 1, 64);
     c.ldsLayout = p.choice("lds_layout", {"auto", "naive"}) == "naive" ? GemmConfig::LdsLayoutChoice::Naive
                                                                        : GemmConfig::LdsLayoutChoice::Auto;
+    const std::string sched = p.choice("schedule", {"none", "interleave", "setprio", "interleave+setprio",
+                                                    "pingpong", "pingpong+interleave+setprio"});
+    c.schedule.interleave = sched.find("interleave") != std::string::npos;
+    c.schedule.setprio = sched.find("setprio") != std::string::npos;
+    c.schedule.pingPong = sched.find("pingpong") != std::string::npos;
     if (!p.ok())
       return p.error();
     return buildGemm(c);

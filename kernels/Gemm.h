@@ -24,6 +24,13 @@ struct GemmConfig {
   /// LDS layout of the A and B tiles: the compiler's choice (bank-conflict
   /// free where its model finds one) or plain row-major (for comparison).
   enum class LdsLayoutChoice { Auto, Naive } ldsLayout = LdsLayoutChoice::Auto;
+  /// Wavefront schedule of the k loop (tilec-schedule-waves); all off by default.
+  /// pingPong needs an even wave count and stages >= 3.
+  dsl::Schedule schedule = {};
+  /// Order of the output tiles over the workgroups (grouped rows for L2
+  /// reuse; XCD remap for gfx942's chiplets).
+  int64_t groupM = 1;
+  int64_t xcds = 1;
 };
 
 /// "gemm_bf16_f32_128x128x32_w4_s2": the kernel symbol encodes the configuration.

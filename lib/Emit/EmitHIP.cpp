@@ -322,7 +322,16 @@ LogicalResult Emitter::emitOp(Operation &op) {
         line() << "// " << name(g.getC()) << "[" << c.rows() << "," << c.cols() << "] += "
                << name(g.getA()) << "[" << a.rows() << "," << a.cols() << "] @ " << name(g.getB())
                << (g.getTransposeB() ? "^T" : "") << " (" << instr.getValue() << ")\n";
-        line() << "tl::gemm<" << *atom << ", " << (g.getTransposeB() ? "true" : "false") << ">("
+        std::string sched;
+        auto vmem = g->getAttrOfType<IntegerAttr>(pattr::kInterleaveVmem);
+        bool setprio = g->hasAttr(pattr::kSetprio);
+        if (vmem || setprio) {
+          std::string flags = vmem && setprio ? "tl::sched_interleave | tl::sched_setprio"
+                              : vmem          ? "tl::sched_interleave"
+                                              : "tl::sched_setprio";
+          sched = ", tl::Schedule<" + flags + (vmem ? ", " + std::to_string(vmem.getInt()) : "") + ">";
+        }
+        line() << "tl::gemm<" << *atom << ", " << (g.getTransposeB() ? "true" : "false") << sched << ">("
                << name(g.getC()) << ", " << name(g.getA()) << ", " << name(g.getB()) << ");\n";
         return success();
       })
@@ -350,7 +359,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
         names[v] = n;
         return success();
       })
-      .Case([&](tile::BarrierOp) {
+      .Case([&](tile::BarrierOp bar) {
+        if (auto g = bar->getAttrOfType<IntegerAttr>(tile::attr::kWaveGroup)) {
+          line() << "if (tl::thread_id() / " << threads / 2 << " == " << g.getInt()
+                 << ") tl::barrier();  // ping-pong: wave group " << g.getInt() << " of 2 only\n";
+          return success();
+        }
         line() << "tl::barrier();\n";
         return success();
       })
@@ -361,6 +375,14 @@ LogicalResult Emitter::emitOp(Operation &op) {
         names[loop.getInductionVar()] = iv;
         if (auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages); st && loop->hasAttr("tile.pipelined"))
           line() << "// software-pipelined: " << st.getInt() << " LDS buffers per tile, the next tile prefetched into registers\n";
+        if (auto sc = loop->getAttrOfType<DictionaryAttr>(tile::attr::kSchedule)) {
+          std::string on;
+          for (NamedAttribute e : sc)
+            if (auto bv = dyn_cast<BoolAttr>(e.getValue()); bv && bv.getValue())
+              on += (on.empty() ? "" : ", ") + e.getName().str();
+          if (!on.empty())
+            line() << "// wavefront schedule: " << on << "\n";
+        }
         line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; " << iv << " < "
                << name(loop.getUpperBound()) << "; " << iv << " += " << name(loop.getStep())
                << ") {\n";

@@ -29,6 +29,8 @@ inline constexpr const char *kRowStride = "row_stride";
 inline constexpr const char *kScratchOffset = "scratch_offset";
 inline constexpr const char *kBufferBytes = "buffer_bytes";  // bytes between buffers of a multi-buffered tile
 inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase, maxPhase>
+inline constexpr const char *kInterleaveVmem = "interleave_vmem";  // i64 on tile.gemm: interleave; global loads per lane in its region
+inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setprio 1 around its matrix instructions
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles
 } // namespace pattr
 

@@ -19,7 +19,7 @@ struct PipelineOptions {
 };
 
 /// Appends the target pipeline: pipeline-loops, select-matrix-instr,
-/// infer-layouts, allocate-lds, insert-barriers (each on every func.func).
+/// infer-layouts, allocate-lds, insert-barriers, schedule-waves (each on every func.func).
 void buildTilecPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Registers every tilec pass and the `tilec-pipeline` pipeline (for tilec-opt).

@@ -130,4 +130,59 @@ def TilecInsertBarriers : Pass<"tilec-insert-barriers", "mlir::func::FuncOp"> {
   }];
 }
 
+def TilecScheduleWaves : Pass<"tilec-schedule-waves", "mlir::func::FuncOp"> {
+  let summary = "Apply loop wavefront schedules (interleave, setprio, ping-pong) and check barrier balance";
+  let description = [{
+    Reads `tile.schedule = {interleave, setprio, ping_pong}` on `scf.for` (the
+    DSL's `LoopOptions::schedule`) and runs after `tilec-insert-barriers`:
+
+    - `interleave`: each `tile.gemm` in the body gets `interleave_vmem = N`
+      (global loads per lane issued in its scheduling region, since the last
+      barrier); the prelude's gemm then orders its matrix instructions with
+      `sched_group_barrier` groups: 1 MFMA/WMMA, the next k step's LDS reads,
+      a share of the N global loads, repeated.
+    - `setprio`: each `tile.gemm` gets `setprio`: `s_setprio 1` before its
+      matrix-instruction cluster, `s_setprio 0` after.
+    - `ping_pong`: the waves split into two groups (first and second half).
+      The body becomes `[math] barrier [commit + prefetch] barrier`; group 1
+      takes an extra barrier before the loop (`tile.wave_group = 1`) and group
+      0 one after it, so the groups run half a k step apart, one doing memory
+      while the other does math. Needs an even number of waves and the loop
+      pipelined with `num_stages >= 3` (otherwise one group would commit into
+      the buffer the other still reads).
+
+    Then, on every function, it checks that every wave reaches the same
+    barriers in the same order: it counts the barriers each wave group
+    executes along every path (loops must add the same count per iteration for
+    both groups, the function the same total) and rejects, as a deadlock, a
+    schedule where they differ; LDS accesses while the groups are out of step
+    are allowed only inside a ping_pong loop.
+
+    Before (4 waves, after tilec-insert-barriers):
+    ```mlir
+    scf.for %kt = %c0 to %n step %c1 {
+      tile.barrier
+      tile.copy %a_pf -> %a_next ...
+      tile.load %A[%row, %k2] -> %a_pf ...
+      tile.gemm %a_cur, %b_cur, %acc {instr = ...} : ...
+    } {tile.num_stages = 3 : i64, tile.pipelined,
+       tile.schedule = {interleave = true, ping_pong = true, setprio = true}}
+    ```
+    After:
+    ```mlir
+    tile.barrier
+    tile.barrier {tile.wave_group = 1 : i64}
+    scf.for %kt = %c0 to %n step %c1 {
+      tile.gemm %a_cur, %b_cur, %acc {instr = ..., interleave_vmem = 0 : i64, setprio} : ...
+      tile.barrier
+      tile.copy %a_pf -> %a_next ...
+      tile.load %A[%row, %k2] -> %a_pf ...
+      tile.barrier
+    } {...}
+    tile.barrier {tile.wave_group = 0 : i64}
+    ```
+  }];
+  let options = [Option<"arch", "arch", "std::string", "\"gfx942\"", "target architecture">];
+}
+
 #endif

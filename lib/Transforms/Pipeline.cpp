@@ -17,6 +17,7 @@ void buildTilecPipeline(OpPassManager &pm, const PipelineOptions &options) {
   fpm.addPass(createTilecInferLayouts());
   fpm.addPass(createTilecAllocateLDS(TilecAllocateLDSOptions{options.arch}));
   fpm.addPass(createTilecInsertBarriers());
+  fpm.addPass(createTilecScheduleWaves(TilecScheduleWavesOptions{options.arch}));
 }
 
 namespace {

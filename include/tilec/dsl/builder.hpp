@@ -137,6 +137,36 @@ public:
     return s.value(id);
   }
 
+  /// The (row, column) of the output tile this workgroup computes, for a
+  /// gridM x gridN grid launched as grid axes 0 and 1, visited in `order`.
+  /// Every tile is visited exactly once whatever the extents (ragged edges and
+  /// tile counts that the group or chiplet count does not divide included).
+  std::pair<Index, Index> tileOrder(const Index &gridM, const Index &gridN, const TileOrder &order,
+                                    SourceLoc loc = {}) {
+    Index bm = blockId(0, loc), bn = blockId(1, loc);
+    if (order.groupM <= 1 && order.xcds <= 1)
+      return {bm, bn};
+    // Linear id in dispatch order (axis 0 fastest).
+    Index n = gridM * gridN;
+    Index pid = bm + bn * gridM;
+    if (order.xcds > 1) {
+      // Workgroup pid runs on chiplet pid % X. Renumber so that chiplet x owns
+      // the consecutive ids [x*per + min(x, rem), ...): per = n / X, and the
+      // first rem = n % X chiplets get one more.
+      Index x = pid % order.xcds, local = pid / order.xcds;
+      Index per = n / order.xcds, rem = n % order.xcds;
+      pid = x * per + ::tilec::dsl::min(x, rem, loc) + local;
+    }
+    if (order.groupM <= 1)
+      return {pid % gridM, pid / gridM};
+    // Grouped order: groupM tile rows at a time, column by column.
+    Index inGroup = gridN * order.groupM;
+    Index firstM = (pid / inGroup) * order.groupM;
+    Index rows = ::tilec::dsl::min(gridM - firstM, Index(order.groupM), loc);
+    Index r = pid % inGroup;
+    return {firstM + r % rows, r / rows};
+  }
+
   //--- Tiles ----------------------------------------------------------------
 
   /// A tile in LDS, shared by the workgroup (e.g. a staged block of A).
@@ -417,8 +447,13 @@ public:
     s.regions.pop_back();
     std::string attrs;
     if (options.numStages != 1)
-      attrs = " {tile.num_stages = " + std::to_string(options.numStages) + " : i64}";
-    s.body.push_back(s.addLine("}" + attrs));
+      attrs = "tile.num_stages = " + std::to_string(options.numStages) + " : i64";
+    if (const Schedule &sc = options.schedule; sc.any()) {
+      auto b = [](bool v) { return v ? "true" : "false"; };
+      attrs += std::string(attrs.empty() ? "" : ", ") + "tile.schedule = {interleave = " + b(sc.interleave) +
+               ", ping_pong = " + b(sc.pingPong) + ", setprio = " + b(sc.setprio) + "}";
+    }
+    s.body.push_back(s.addLine("}" + (attrs.empty() ? std::string() : " {" + attrs + "}")));
   }
   void forLoop(const Index &lb, const Index &ub, const Index &step,
                const std::function<void(Index)> &body, SourceLoc loc = {}) {

@@ -58,6 +58,16 @@ struct LdsLayout {
   int64_t rowStride = 0;
   int64_t swizzleVec = 1, swizzlePerPhase = 1, swizzleMaxPhase = 1;
 };
+/// The order in which a 2-D grid of output tiles is visited (see
+/// KernelBuilder::tileOrder). groupM > 1: grouped ("swizzled") order, groupM
+/// tile rows at a time, so that workgroups running together share rows of A
+/// and columns of B in L2. xcds > 1: workgroups are dispatched round-robin over
+/// that many chiplets (gfx942: 8 XCDs, each with its own L2); consecutive tiles
+/// of the order are placed on the same chiplet.
+struct TileOrder {
+  int64_t groupM = 1;
+  int64_t xcds = 1;
+};
 struct GemmOptions {
   bool transposeB = false; ///< B is given as N x K (e.g. K of attention)
 };
@@ -68,9 +78,18 @@ struct ReduceOptions {
   int axis = 1;            ///< 1: one value per row; 0: one value per column
   bool accumulate = false; ///< the destination's old values take part (m = max(m, rowmax(s)))
 };
+/// How the waves of a workgroup schedule a loop's matrix work (tile.schedule;
+/// tilec-schedule-waves checks and applies it). All off: the compiler's default.
+struct Schedule {
+  bool interleave = false; ///< interleave matrix instructions with LDS reads and global loads (sched_group_barrier)
+  bool setprio = false;    ///< raise the wave priority (s_setprio 1) around the matrix-instruction clusters
+  bool pingPong = false;   ///< two wave groups half a k step apart: one does memory while the other does math
+  bool any() const { return interleave || setprio || pingPong; }
+};
 struct LoopOptions {
   int numStages = 1;       ///< software-pipelining depth (tile.num_stages), 1..8
   std::string name = "iv"; ///< name of the induction variable in the IR
+  Schedule schedule = {};  ///< wavefront schedule of the loop body (tile.schedule)
 };
 
 inline const char *spaceName(Space s) { return s == Space::lds ? "lds" : "reg"; }

@@ -85,6 +85,26 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     auto i = dyn_cast<IntegerAttr>(attr.getValue());
     if (!i || i.getInt() < 1 || i.getInt() > 8)
       return op->emitError() << "'" << name << "' must be an integer in [1, 8]";
+  } else if (name == attr::kSchedule) {
+    auto d = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!d)
+      return op->emitError() << "'" << name << "' must be a dictionary {interleave, setprio, ping_pong} of bools";
+    for (NamedAttribute e : d) {
+      StringRef key = e.getName().getValue();
+      if (key != "interleave" && key != "setprio" && key != "ping_pong")
+        return op->emitError() << "'" << name << "' has unknown entry '" << key
+                               << "' (known: interleave, setprio, ping_pong)";
+      if (!isa<BoolAttr>(e.getValue()))
+        return op->emitError() << "'" << name << "' entry '" << key << "' must be a bool (true or false)";
+    }
+    if (op->getName().getStringRef() != "scf.for")
+      return op->emitError() << "'" << name << "' applies to scf.for loops only";
+  } else if (name == attr::kWaveGroup) {
+    auto i = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!i || i.getInt() < 0 || i.getInt() > 1)
+      return op->emitError() << "'" << name << "' must be 0 or 1 (the first or second half of the waves)";
+    if (!isa<BarrierOp>(op))
+      return op->emitError() << "'" << name << "' applies to tile.barrier only";
   } else if (name == attr::kGrid) {
     auto arr = dyn_cast<ArrayAttr>(attr.getValue());
     if (!arr || arr.empty() || arr.size() > 3)

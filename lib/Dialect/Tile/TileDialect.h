@@ -23,6 +23,8 @@ inline constexpr const char *kKernel = "tile.kernel";          // unit, on func.
 inline constexpr const char *kNumWaves = "tile.num_waves";     // i64, on func.func
 inline constexpr const char *kGrid = "tile.grid";              // [array<i64: arg, axis, tile>] per grid axis
 inline constexpr const char *kNumStages = "tile.num_stages";   // i64, on scf.for
+inline constexpr const char *kSchedule = "tile.schedule";       // {interleave, setprio, ping_pong: bool}, on scf.for
+inline constexpr const char *kWaveGroup = "tile.wave_group";    // i64 0|1, on tile.barrier: only that half of the waves
 inline constexpr const char *kTarget = "tile.target";          // string, set by target passes
 inline constexpr const char *kLdsBytes = "tile.lds_bytes";     // i64, set by LDS allocation
 } // namespace attr

@@ -38,6 +38,21 @@ TL_INLINE void barrier() {
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
 
+// --- scheduling controls (amd-targets.md section 5) ---------------------------------
+// Template arguments: the builtins take integer constants. Compilers without a
+// builtin (the hipRTC of ROCm 5.x lacks sched_group_barrier) get a no-op.
+template <int Mask, int Count, int SyncId> TL_INLINE void sched_group_barrier() {
+#if __has_builtin(__builtin_amdgcn_sched_group_barrier)
+  __builtin_amdgcn_sched_group_barrier(Mask, Count, SyncId);
+#endif
+}
+template <int Mask> TL_INLINE void sched_barrier() {
+#if __has_builtin(__builtin_amdgcn_sched_barrier)
+  __builtin_amdgcn_sched_barrier(Mask);
+#endif
+}
+template <int Priority> TL_INLINE void s_setprio() { __builtin_amdgcn_s_setprio(Priority); }
+
 // --- buffer resources (amd-targets.md section 4) --------------------------------------
 #if __has_builtin(__builtin_amdgcn_make_buffer_rsrc)
 // clang >= 19: typed buffer resources and builtins.

@@ -81,6 +81,12 @@ TL_INLINE int thread_id() { return emu->thread_id(); }
 TL_INLINE int block_id(int axis) { return emu->block_id(axis); }
 TL_INLINE void barrier() { emu->barrier(); }
 
+// --- scheduling controls: no-ops (the emulator runs lanes in lockstep; order and
+// priority of issue do not change results) ---------------------------------------
+template <int Mask, int Count, int SyncId> TL_INLINE void sched_group_barrier() {}
+template <int Mask> TL_INLINE void sched_barrier() {}
+template <int Priority> TL_INLINE void s_setprio() {}
+
 // --- buffer resources (amd-targets.md section 4) --------------------------------------
 typedef tl_emu_rsrc rsrc_t;
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {

@@ -389,13 +389,48 @@ TL_INLINE void reduce_rows(Rows<A> &dst, const A &src, Op op, bool accumulate, f
       dst.v[i][e] = accumulate ? op(dst.v[i][e], part[i][e]) : part[i][e];
 }
 
+// --- wavefront schedule of a gemm (tilec-schedule-waves) ----------------------------
+/// Schedule flags: interleave the matrix instructions with LDS reads and global
+/// loads (sched_group_barrier); raise the wave priority around them (s_setprio).
+enum : unsigned { sched_interleave = 1u, sched_setprio = 2u };
+/// A gemm's schedule policy: Flags of sched_*, VmemLoads = global loads per
+/// lane issued in the gemm's scheduling region (interleaved with its MFMAs).
+template <unsigned Flags = 0, int VmemLoads = 0> struct Schedule {
+  static constexpr bool interleave = (Flags & sched_interleave) != 0;
+  static constexpr bool setprio = (Flags & sched_setprio) != 0;
+  static constexpr int vmem = VmemLoads;
+};
+
+namespace sched {
+// sched_group_barrier masks (amd-targets.md section 5).
+constexpr int kMatrix = 0x8, kVmemRead = 0x20, kDsRead = 0x100;
+/// N times: 1 matrix instruction, then Ds LDS reads and Vm global loads.
+template <int N, int Ds, int Vm> struct Interleave {
+  TL_INLINE static void emit() {
+    if constexpr (N > 0) {
+      hw::sched_group_barrier<kMatrix, 1, 0>();
+      if constexpr (Ds > 0)
+        hw::sched_group_barrier<kDsRead, Ds, 0>();
+      if constexpr (Vm > 0)
+        hw::sched_group_barrier<kVmemRead, Vm, 0>();
+      Interleave<N - 1, Ds, Vm>::emit();
+    }
+  }
+};
+} // namespace sched
+
 /// C += A * B from LDS tiles. A is Rows x K; B is K x Cols, or Cols x K when
 /// TransposeB. Each lane reads its operand elements per the atom's A layout
-/// (B uses A's formula with m replaced by n).
-template <class Atom, bool TransposeB, class A, class LA, class LB>
+/// (B uses A's formula with m replaced by n). Sched (a Schedule) orders the
+/// matrix-instruction cluster: with interleave, the first k step's operand
+/// reads come first, then each matrix instruction is followed by a share of
+/// the later k steps' LDS reads and of the region's global loads.
+template <class Atom, bool TransposeB, class Sched = Schedule<>, class A, class LA, class LB>
 TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
   constexpr int KT = LA::cols;
   const int l = A::lane();
+  if constexpr (Sched::setprio)
+    hw::s_setprio<1>();
   for (int k0 = 0; k0 < KT; k0 += Atom::K) {
     typename Atom::ab_t af[A::TM], bfr[A::TN];
     for (int i = 0; i < A::TM; ++i) {
@@ -413,6 +448,15 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
       for (int j = 0; j < A::TN; ++j)
         c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
   }
+  if constexpr (Sched::interleave) {
+    constexpr int steps = KT / Atom::K, mmas = steps * A::TM * A::TN;
+    constexpr int dsPerStep = (A::TM + A::TN) * Atom::KPerLane;  // element reads per lane per k step
+    constexpr int ds = (dsPerStep * (steps - 1) + mmas - 1) / mmas, vm = (Sched::vmem + mmas - 1) / mmas;
+    hw::sched_group_barrier<sched::kDsRead, dsPerStep, 0>();  // the first k step's operands
+    sched::Interleave<mmas, ds, vm>::emit();
+  }
+  if constexpr (Sched::setprio)
+    hw::s_setprio<0>();
 }
 
 /// Writes an accumulator tile to the window of `g` at (r0, c0), converting to

@@ -50,6 +50,8 @@ TEST(Registry, GemmParametersAndDefaults) {
                                                           {"waves", "4"},
                                                           {"stages", "2"},
                                                           {"lds_layout", "auto"},
+                                                          {"group_m", "1"},
+                                                          {"xcds", "1"},
                                                           {"scale_a", "1"},
                                                           {"scale_b", "1"}}));
 }
@@ -66,7 +68,7 @@ TEST(Registry, UnknownParameterListsTheValidOnes) {
   ASSERT_FALSE(k.ok());
   EXPECT_TRUE(contains(k.error(), "kernel 'gemm': unknown parameter 'blockm'")) << k.error();
   EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, scale_a, scale_b, block_m, "
-                                  "block_n, block_k, waves, stages, lds_layout"))
+                                  "block_n, block_k, waves, stages, group_m, xcds, lds_layout"))
       << k.error();
 }
 

@@ -88,6 +88,22 @@ TEST(GemmPipelined, EveryStageCountVerifies) {
     }
 }
 
+// Grouped tile order and the XCD remap (KernelBuilder::tileOrder) visit every
+// C tile exactly once: an unvisited tile stays NaN and a tile visited twice
+// cannot hide one unvisited. Tile counts here are not multiples of the group
+// or of the 8 chiplets (15 x 11 = 165 tiles; 3 x 1; 1 x 7).
+TEST(GemmTileOrder, EveryTileOnce) {
+  const Shape shapes[] = {{900, 700, 40}, {150, 20, 9}, {5, 420, 33}};
+  const std::pair<const char *, const char *> orders[] = {{"4", "1"}, {"1", "8"}, {"4", "8"}, {"16", "8"}, {"3", "5"}};
+  for (const Shape &s : shapes)
+    for (auto [group, xcds] : orders) {
+      SCOPED_TRACE("M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " group_m=" + group + " xcds=" + xcds);
+      expectVerified({{"M", std::to_string(s.m)}, {"N", std::to_string(s.n)}, {"K", std::to_string(s.k)},
+                      {"block_m", "64"}, {"block_n", "64"}, {"group_m", group}, {"xcds", xcds}},
+                     "gfx942");
+    }
+}
+
 // A reference that disagrees with the kernel must be caught, element by
 // element, with the first differing elements listed.
 TEST(GemmVerifyHarness, WrongReferenceIsAMismatch) {
