@@ -58,8 +58,10 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   // One workgroup per BM x BN tile of C.
   kb.grid({GridExtent::ceilDiv(C, 0, BM), GridExtent::ceilDiv(C, 1, BN)});
   // Which C tile this workgroup computes: grid order, or grouped / XCD-remapped.
-  auto [tileM, tileN] = kb.tileOrder(cdiv(C.dim(0), BM), cdiv(C.dim(1), BN),
-                                     {.groupM = config.groupM, .xcds = config.xcds});
+  const bool gridOrder = config.groupM <= 1 && config.xcds <= 1;
+  auto [tileM, tileN] = gridOrder ? std::pair{kb.blockId(0), kb.blockId(1)}
+                                  : kb.tileOrder(cdiv(C.dim(0), BM), cdiv(C.dim(1), BN),
+                                                 {.groupM = config.groupM, .xcds = config.xcds});
   Index row = tileM * BM;  // first row of this workgroup's C tile
   Index col = tileN * BN;  // first column
   Index numK = cdiv(A.dim(1), BK); // k steps; the last one may be partial (reads 0 past K)

@@ -52,6 +52,7 @@ TEST(Registry, GemmParametersAndDefaults) {
                                                           {"lds_layout", "auto"},
                                                           {"group_m", "1"},
                                                           {"xcds", "1"},
+                                                          {"schedule", "none"},
                                                           {"scale_a", "1"},
                                                           {"scale_b", "1"}}));
 }
