@@ -164,8 +164,30 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
     }
     Builder b(&getContext());
     const int waves = numWavesOf(f);
-    std::vector<Buffer> bufferList;
-    int64_t offset = 0;
+    // Each block of LDS: a tile (all its buffers) or a reduction's scratch,
+    // with its size and the span of the function's top-level ops that use it.
+    struct Block {
+      Operation *op;
+      std::string name;
+      int64_t bytes, first, last, offset = 0;
+    };
+    std::vector<Block> blocks;
+    bool badLayout = false;
+    llvm::DenseMap<Operation *, int64_t> position;
+    for (Operation &op : f.getBody().front())
+      position[&op] = static_cast<int64_t>(position.size());
+    auto span = [&](ArrayRef<Operation *> users, int64_t &first, int64_t &last) {
+      first = INT64_MAX;
+      last = -1;
+      for (Operation *u : users) {
+        Operation *anc = f.getBody().front().findAncestorOpInBlock(*u);
+        int64_t p = anc ? position.lookup(anc) : 0;
+        first = std::min(first, p);
+        last = std::max(last, p);
+      }
+      if (last < 0)
+        first = last = 0;
+    };
     f.walk([&](tile::AllocOp a) {
       tile::TileType t = a.getType();
       if (!t.isLds())
@@ -194,7 +216,8 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       if (rowStride < t.cols()) {
         a.emitOpError() << "row_stride " << rowStride << " of '" << a.displayName()
                         << "' is smaller than its " << t.cols() << " columns";
-        return signalPassFailure();
+        badLayout = true;
+        return;
       }
       int64_t bufferBytes = alignTo(t.rows() * rowStride * elemBytes, kAlign);
       int64_t buffers = 1;
@@ -203,14 +226,20 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
         a->setAttr(pattr::kBufferBytes, b.getI64IntegerAttr(bufferBytes));
       }
       int64_t bytes = bufferBytes * buffers;
-      a->setAttr(pattr::kOffset, b.getI64IntegerAttr(offset));
       a->setAttr(pattr::kRowStride, b.getI64IntegerAttr(rowStride));
       if (layout.maxPhase > 1)
         a->setAttr(pattr::kSwizzle, b.getDenseI64ArrayAttr({layout.vec, layout.perPhase, layout.maxPhase}));
       if (t.getRank() == 2)
         a->setAttr(pattr::kBankConflicts, b.getI64IntegerAttr(modelConflicts(a, layout, *target, waves)));
-      bufferList.push_back({a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes});
-      offset += bytes;
+      SmallVector<Operation *> users;
+      for (Operation *u : a->getUsers()) {
+        users.push_back(u);
+        if (auto v = dyn_cast<tile::ViewOp>(u))
+          users.append(v->getUsers().begin(), v->getUsers().end());
+      }
+      Block blk{a, a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes, 0, 0};
+      span(users, blk.first, blk.last);
+      blocks.push_back(blk);
     });
     // Cross-wave row reductions exchange partial results through LDS.
     f.walk([&](tile::ReduceOp r) {
@@ -223,10 +252,44 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
         return;
       auto t = cast<tile::TileType>(r.getSource().getType());
       int64_t bytes = alignTo((r.getAxis() == 1 ? t.rows() : t.cols()) * across * 4, kAlign);
-      r->setAttr(pattr::kScratchOffset, b.getI64IntegerAttr(offset));
-      bufferList.push_back({"reduction scratch of '" + src.displayName() + "'", bytes});
-      offset += bytes;
+      Block blk{r, "reduction scratch of '" + src.displayName() + "'", bytes, 0, 0};
+      span({r.getOperation()}, blk.first, blk.last);
+      blocks.push_back(blk);
     });
+    if (badLayout)
+      return signalPassFailure();
+    // Liveness-based placement: blocks whose spans of top-level ops overlap
+    // get disjoint bytes; the others may share (first fit, largest first).
+    // tilec-insert-barriers orders the accesses of blocks that share bytes.
+    std::vector<Block *> order;
+    for (Block &blk : blocks)
+      order.push_back(&blk);
+    std::stable_sort(order.begin(), order.end(), [](Block *x, Block *y) { return x->bytes > y->bytes; });
+    std::vector<Block *> placed;
+    int64_t offset = 0;
+    for (Block *blk : order) {
+      int64_t at = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (Block *o : placed)
+          if (o->first <= blk->last && blk->first <= o->last && at < o->offset + o->bytes &&
+              o->offset < at + blk->bytes) {
+            at = o->offset + o->bytes;
+            moved = true;
+          }
+      }
+      blk->offset = at;
+      placed.push_back(blk);
+      offset = std::max(offset, at + blk->bytes);
+    }
+    std::vector<Buffer> bufferList;
+    for (Block &blk : blocks) {
+      bufferList.push_back({blk.name, blk.bytes});
+      blk.op->setAttr(isa<tile::ReduceOp>(blk.op) ? pattr::kScratchOffset : pattr::kOffset,
+                      b.getI64IntegerAttr(blk.offset));
+      if (!isa<tile::ReduceOp>(blk.op))
+        blk.op->setAttr(pattr::kBytes, b.getI64IntegerAttr(blk.bytes));
+    }
     f->setAttr(tile::attr::kLdsBytes, b.getI64IntegerAttr(offset));
     if (offset > target->ldsBytesPerWorkgroup) {
       InFlightDiagnostic d = f.emitError();

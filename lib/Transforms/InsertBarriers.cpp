@@ -22,12 +22,24 @@ namespace {
 /// tile inside a pipelined loop, the buffer's offset from the iteration's
 /// (-1: any buffer). Buffers with different offsets in one iteration are
 /// disjoint.
+/// Tiles that tilec-allocate-lds placed on shared bytes (their live spans
+/// do not overlap) also conflict.
 struct Loc {
   Operation *alloc;
   int64_t offset;
   bool operator==(const Loc &o) const { return alloc == o.alloc && offset == o.offset; }
   bool overlaps(const Loc &o) const {
-    return alloc == o.alloc && (offset < 0 || o.offset < 0 || offset == o.offset);
+    if (alloc == o.alloc)
+      return offset < 0 || o.offset < 0 || offset == o.offset;
+    auto range = [](Operation *a) -> std::optional<std::pair<int64_t, int64_t>> {
+      auto off = a->getAttrOfType<IntegerAttr>(pattr::kOffset);
+      auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
+      if (!off || !bytes)
+        return std::nullopt;
+      return std::make_pair(off.getInt(), off.getInt() + bytes.getInt());
+    };
+    auto x = range(alloc), y = range(o.alloc);
+    return x && y && x->first < y->second && y->first < x->second;
   }
 };
 using LocSet = llvm::SmallVector<Loc, 8>;

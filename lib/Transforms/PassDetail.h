@@ -27,6 +27,7 @@ inline constexpr const char *kParentShape = "parent_shape";
 inline constexpr const char *kOffset = "offset";
 inline constexpr const char *kRowStride = "row_stride";
 inline constexpr const char *kScratchOffset = "scratch_offset";
+inline constexpr const char *kBytes = "bytes";  // LDS bytes of a placed tile (all buffers)
 inline constexpr const char *kBufferBytes = "buffer_bytes";  // bytes between buffers of a multi-buffered tile
 inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase, maxPhase>
 inline constexpr const char *kInterleaveVmem = "interleave_vmem";  // i64 on tile.gemm: interleave; global loads per lane in its region

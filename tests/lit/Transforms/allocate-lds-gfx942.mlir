@@ -6,12 +6,13 @@
 // unpadded rows of 64 bytes put every read on 2 banks; an XOR swizzle spreads
 // them without extra bytes. B's reads run along rows and need nothing.
 // Offsets are 16-byte aligned; the 2x2 wave grid's row reduction needs
-// 128 rows x 2 waves x 4 bytes of scratch.
+// 128 rows x 2 waves x 4 bytes of scratch, which reuses A's bytes: A is dead
+// by then (liveness over the function's top-level ops).
 // CHECK-LABEL: func.func @gemm
-// CHECK-SAME: tile.lds_bytes = 17408 : i64
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, name = "a", offset = 0 : i64, row_stride = 32 : i64, swizzle = array<i64: 1, 1, 32>} : !tile.tile<128x32xbf16, lds>
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, name = "b", offset = 8192 : i64, row_stride = 128 : i64} : !tile.tile<32x128xbf16, lds>
-// CHECK: tile.reduce sum {{.*}} scratch_offset = 16384 : i64
+// CHECK-SAME: tile.lds_bytes = 16384 : i64
+// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, row_stride = 32 : i64, swizzle = array<i64: 1, 1, 32>} : !tile.tile<128x32xbf16, lds>
+// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "b", offset = 8192 : i64, row_stride = 128 : i64} : !tile.tile<32x128xbf16, lds>
+// CHECK: tile.reduce sum {{.*}} scratch_offset = 0 : i64
 func.func @gemm() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a"} : !tile.tile<128x32xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
@@ -28,7 +29,7 @@ func.func @gemm() attributes {tile.num_waves = 4 : i64} {
 // naive row-major A tile costs 3840 extra cycles per k step (the CPU emulator
 // measures the same; tests/unit/run/LdsLayoutTest.cpp).
 // CHECK-LABEL: func.func @naive
-// CHECK: tile.alloc {bank_conflicts = 3840 : i64, name = "a", offset = 0 : i64, row_stride = 32 : i64}
+// CHECK: tile.alloc {bank_conflicts = 3840 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, row_stride = 32 : i64}
 func.func @naive() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a", row_stride = 32 : i64} : !tile.tile<128x32xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
@@ -41,7 +42,7 @@ func.func @naive() attributes {tile.num_waves = 4 : i64} {
 
 // An explicit swizzle is kept too.
 // CHECK-LABEL: func.func @explicit
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, name = "a", offset = 0 : i64, row_stride = 64 : i64, swizzle = array<i64: 8, 1, 8>}
+// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 2048 : i64, name = "a", offset = 0 : i64, row_stride = 64 : i64, swizzle = array<i64: 8, 1, 8>}
 func.func @explicit() {
   %a = tile.alloc {name = "a", row_stride = 64 : i64, swizzle = array<i64: 8, 1, 8>} : !tile.tile<16x64xf16, lds>
   return
@@ -52,6 +53,32 @@ func.func @explicit() {
 func.func @bad_stride() {
   // expected-error @+1 {{row_stride 16 of 'a' is smaller than its 64 columns}}
   %a = tile.alloc {name = "a", row_stride = 16 : i64} : !tile.tile<16x64xf16, lds>
+  return
+}
+
+// -----
+
+// Liveness: tiles used by disjoint spans of the kernel share bytes; tiles used
+// in the same loop never do.
+// CHECK-LABEL: func.func @reuse
+// CHECK-SAME: tile.lds_bytes = 8192 : i64
+// CHECK: tile.alloc {{.*}}name = "first", offset = 0 : i64
+// CHECK: tile.alloc {{.*}}name = "second", offset = 0 : i64
+// CHECK: tile.alloc {{.*}}name = "in_loop_a", offset = 0 : i64
+// CHECK: tile.alloc {{.*}}name = "in_loop_b", offset = 4096 : i64
+func.func @reuse(%A: memref<?x?xbf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x = tile.alloc {name = "first"} : !tile.tile<64x32xbf16, lds>
+  %y = tile.alloc {name = "second"} : !tile.tile<64x32xbf16, lds>
+  %p = tile.alloc {name = "in_loop_a"} : !tile.tile<64x32xbf16, lds>
+  %q = tile.alloc {name = "in_loop_b"} : !tile.tile<64x32xbf16, lds>
+  tile.load %A[%c0, %c0] -> %x : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+  tile.load %A[%c0, %c0] -> %y : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+  scf.for %k = %c0 to %n step %c1 {
+    tile.load %A[%c0, %k] -> %p : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+    tile.load %A[%k, %c0] -> %q : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+  }
   return
 }
 

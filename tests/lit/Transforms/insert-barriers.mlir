@@ -76,3 +76,24 @@ func.func @multibuffer(%A: memref<?x?xbf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Two tiles that tilec-allocate-lds placed on the same bytes (offset/bytes)
+// conflict like one tile: writing the second after reading the first needs a
+// barrier; a tile on other bytes does not.
+// CHECK-LABEL: func.func @aliased
+// CHECK: tile.store
+// CHECK-NEXT: tile.load {{.*}} -> %[[OTHER:.*]] :
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.load
+func.func @aliased(%A: memref<?x?xbf16>, %C: memref<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %x = tile.alloc {offset = 0 : i64, bytes = 1024 : i64} : !tile.tile<32x16xbf16, lds>
+  %y = tile.alloc {offset = 0 : i64, bytes = 1024 : i64} : !tile.tile<32x16xbf16, lds>
+  %z = tile.alloc {offset = 1024 : i64, bytes = 1024 : i64} : !tile.tile<32x16xbf16, lds>
+  tile.store %x -> %C[%c0, %c0] : !tile.tile<32x16xbf16, lds>, memref<?x?xbf16>
+  tile.load %A[%c0, %c0] -> %z : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
+  tile.load %A[%c0, %c0] -> %y : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
+  return
+}

@@ -55,7 +55,8 @@ TEST_P(LdsLayout, EmulatorCountMatchesTheModel) {
 
 INSTANTIATE_TEST_SUITE_P(Gemm, LdsLayout,
                          ::testing::Values(Case{"gfx942", "auto"}, Case{"gfx942", "naive"}, Case{"gfx90a", "auto"},
-                                           Case{"gfx90a", "naive"}),
+                                           Case{"gfx90a", "naive"}, Case{"gfx1151", "auto"},
+                                           Case{"gfx1151", "naive"}),
                          [](const ::testing::TestParamInfo<Case> &info) {
                            return std::string(info.param.arch) + "_" + info.param.layout;
                          });
