@@ -96,8 +96,10 @@ FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {
   if (!instr || !grid || !parent || !layout)
     return a.emitOpError() << "register tile '" << a.displayName()
                            << "' has no layout; run the tilec pipeline before emitting HIP";
-  if (!a.getType().getElementType().isF32())
-    return a.emitOpError() << "register tiles must be f32 for now, got " << a.getType();
+  // Register tiles hold f32 values; a bf16/f16 tile holds values rounded to
+  // its type (tile.copy into it rounds).
+  if (!isa<FloatType>(a.getType().getElementType()))
+    return a.emitOpError() << "register tiles must have a float element type, got " << a.getType();
   FailureOr<std::string> atom = atomType(a, instr.getValue());
   if (failed(atom))
     return failure();
@@ -303,6 +305,16 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return c.emitOpError() << "copies from LDS to registers are not supported by the HIP emitter yet";
         auto srcAlloc = allocOf(c.getSource());
         auto layout = srcAlloc ? srcAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+        auto dstType = cast<tile::TileType>(c.getDest().getType());
+        if (dstType.isReg()) {
+          // Register to register (same layout): a conversion of element type.
+          FailureOr<std::string> ct = cType(c, dstType.getElementType());
+          if (failed(ct))
+            return failure();
+          line() << "tl::map(" << name(c.getDest()) << ", " << name(c.getSource())
+                 << ", [](float x) { return tl::round_to<" << *ct << ">(x); });\n";
+          return success();
+        }
         if (layout && layout.getValue() == "staging") {
           line() << "tl::commit(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
           return success();

@@ -132,7 +132,32 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
       a->setAttr(pattr::kParentShape, it->second.parentShape);
     });
     if (failedFlag)
-      signalPassFailure();
+      return signalPassFailure();
+    convertRegisterOperands(f);
+  }
+
+  /// A gemm operand in registers holds the accumulator layout of the gemm
+  /// that produced it, never the operand layout of a matrix instruction
+  /// (amd-targets.md sections 1-2): it is converted through LDS, by a copy
+  /// into an LDS tile of its own right before the gemm (the only place a
+  /// conversion is needed).
+  void convertRegisterOperands(func::FuncOp f) {
+    f.walk([&](tile::GemmOp g) {
+      for (OpOperand *operand : {&g.getAMutable(), &g.getBMutable()}) {
+        Value v = operand->get();
+        auto t = cast<tile::TileType>(v.getType());
+        if (!t.isReg())
+          continue;
+        tile::AllocOp src = allocOf(v);
+        OpBuilder ab(src);
+        ab.setInsertionPointAfter(src);
+        auto lds = ab.create<tile::AllocOp>(
+            src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), t.getElementType(), tile::MemorySpace::lds),
+            ab.getStringAttr(src.displayName() + ".lds"));
+        OpBuilder(g).create<tile::CopyOp>(g.getLoc(), v, lds);
+        operand->set(lds);
+      }
+    });
   }
 };
 

@@ -37,9 +37,6 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     auto a = cast<tile::TileType>(g.getA().getType());
     auto b = cast<tile::TileType>(g.getB().getType());
     auto c = cast<tile::TileType>(g.getC().getType());
-    if (!a.isLds() || !b.isLds())
-      return g.emitOpError() << "operands A and B must be LDS tiles on " << target.arch
-                             << " (register operands are not supported yet)";
     std::optional<ElemType> et = toElemType(a.getElementType());
     std::vector<const MatrixInstr *> instrs;
     if (et)

@@ -62,6 +62,9 @@ template <> TL_INLINE fp8e4m3fnuz from_f32<fp8e4m3fnuz>(float x) {
   return fp8e4m3fnuz{(unsigned char)(code == 0 ? 0u : code | sign)};
 }
 
+/// x rounded to T and back (register tiles of type T hold such values).
+template <class T> TL_INLINE float round_to(float x) { return to_f32(from_f32<T>(x)); }
+
 // --- work-item indices --------------------------------------------------------
 TL_INLINE int thread_id() { return hw::thread_id(); }
 TL_INLINE int block_id(int axis) { return hw::block_id(axis); }

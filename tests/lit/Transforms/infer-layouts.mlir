@@ -34,3 +34,24 @@ func.func @conflict(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32x64xbf16, 
   tile.gemm %a2, %b2, %c : !tile.tile<64x16xf16, lds>, !tile.tile<16x64xf16, lds>, !tile.tile<64x64xf32, reg>
   return
 }
+
+// -----
+
+// A register operand of tile.gemm (attention's P @ V): P gets the first
+// gemm's accumulator layout through the cast copy, and is converted for the
+// second gemm through an LDS tile of its own, copied right before it.
+// CHECK-LABEL: func.func @register_operand
+// CHECK: %[[P:.*]] = tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "acc", name = "p"
+// CHECK-NEXT: %[[PL:.*]] = tile.alloc {name = "p.lds"} : !tile.tile<64x64xbf16, lds>
+// CHECK: tile.copy %{{.*}} -> %[[P]] : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, reg>
+// CHECK-NEXT: tile.copy %[[P]] -> %[[PL]] : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>
+// CHECK-NEXT: tile.gemm %[[PL]], %{{.*}}, %{{.*}}
+func.func @register_operand(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x32xbf16, lds>, %v: !tile.tile<64x64xbf16, lds>) attributes {tile.num_waves = 4 : i64} {
+  %s = tile.alloc {name = "s"} : !tile.tile<64x64xf32, reg>
+  %p = tile.alloc {name = "p"} : !tile.tile<64x64xbf16, reg>
+  %o = tile.alloc {name = "o"} : !tile.tile<64x64xf32, reg>
+  tile.gemm %q, %k, %s {transpose_b} : !tile.tile<64x32xbf16, lds>, !tile.tile<64x32xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.copy %s -> %p : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, reg>
+  tile.gemm %p, %v, %o : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  return
+}

@@ -44,11 +44,3 @@ func.func @untileable(%a: !tile.tile<24x16xbf16, lds>, %b: !tile.tile<16x24xbf16
   tile.gemm %a, %b, %c : !tile.tile<24x16xbf16, lds>, !tile.tile<16x24xbf16, lds>, !tile.tile<24x24xf32, reg>
   return
 }
-
-// -----
-
-func.func @register_operand(%a: !tile.tile<32x8xbf16, reg>, %b: !tile.tile<8x32xbf16, lds>, %c: !tile.tile<32x32xf32, reg>) attributes {tile.num_waves = 1 : i64} {
-  // expected-error @+1 {{operands A and B must be LDS tiles on gfx942}}
-  tile.gemm %a, %b, %c : !tile.tile<32x8xbf16, reg>, !tile.tile<8x32xbf16, lds>, !tile.tile<32x32xf32, reg>
-  return
-}
