@@ -1,0 +1,103 @@
+// The matrix-instruction layouts the compiler plans with (MatrixInstr::aRow,
+// aK, dRow, dCol in lib/Target) against AMD's calculator tables in
+// shared/data/matrix-layouts (amd-targets.md sections 1-2), lane by lane and
+// element by element, for every instruction of every target. The tables are
+// independent of our reading of the ISA: a layout bug shared by the emitter,
+// the emulator and this code still shows up here.
+#include "Target/Target.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+using namespace tilec;
+
+namespace {
+
+std::string folderOf(const std::string &arch) {
+  return arch == "gfx942" ? "cdna3" : arch == "gfx90a" ? "cdna2" : "rdna3";
+}
+
+/// Rows of a calculator table: lane -> the cells after the lane column.
+std::vector<std::vector<std::string>> readTable(const std::string &path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  if (!in || !std::getline(in, line))  // header
+    return rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ','))
+      cells.push_back(cell);
+    cells.erase(cells.begin());  // the lane number (rows are in lane order)
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+/// "A[12][3]" -> {12, 3}.
+std::pair<int, int> indices(const std::string &cell) {
+  static const std::regex re("[ABD]\\[([0-9]+)\\]\\[([0-9]+)\\]");
+  std::smatch m;
+  if (!std::regex_match(cell, m, re))
+    return {-1, -1};
+  return {std::stoi(m[1]), std::stoi(m[2])};
+}
+
+struct Case {
+  std::string arch;
+  const MatrixInstr *instr;
+};
+
+std::vector<Case> allInstrs() {
+  std::vector<Case> out;
+  for (const char *arch : {"gfx942", "gfx90a", "gfx1151"})
+    for (const MatrixInstr &mi : lookupTarget(arch)->matrixInstrs)
+      out.push_back({arch, &mi});
+  return out;
+}
+
+class LayoutTable : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LayoutTable, OperandsAndAccumulatorMatchTheCalculator) {
+  const MatrixInstr &mi = *GetParam().instr;
+  // The calculator tables cover the fp8 forms; bf8 (e5m2) operands have the
+  // same lane layout (amd-targets.md section 1), so they are checked against those.
+  std::string table = std::regex_replace(mi.name, std::regex("bf8"), "fp8");
+  const std::string base = std::string(TILEC_LAYOUT_DIR) + "/" + folderOf(GetParam().arch) + "/" + table;
+  const int lanes = lookupTarget(GetParam().arch)->waveSize;
+  for (char which : {'A', 'B', 'D'}) {
+    auto rows = readTable(base + "." + which + ".csv");
+    ASSERT_EQ(static_cast<int>(rows.size()), lanes) << "missing or short table " << base << "." << which << ".csv";
+    for (int l = 0; l < lanes; ++l) {
+      ASSERT_EQ(static_cast<int>(rows[l].size()), which == 'D' ? mi.accPerLane : mi.kPerLane)
+          << which << " lane " << l;
+      for (int r = 0; r < static_cast<int>(rows[l].size()); ++r) {
+        auto [i, j] = indices(rows[l][r]);
+        SCOPED_TRACE(std::string(1, which) + " lane " + std::to_string(l) + " element " + std::to_string(r) +
+                     ": table says " + rows[l][r]);
+        if (which == 'A') {         // A[m][k]
+          EXPECT_EQ(mi.aRow(l), i);
+          EXPECT_EQ(mi.aK(l, r), j);
+        } else if (which == 'B') {  // B[k][n]: A's formulas with m -> n
+          EXPECT_EQ(mi.aK(l, r), i);
+          EXPECT_EQ(mi.aRow(l), j);
+        } else {                    // D[m][n]
+          EXPECT_EQ(mi.dRow(l, r), i);
+          EXPECT_EQ(mi.dCol(l, r), j);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Section1And2, LayoutTable, ::testing::ValuesIn(allInstrs()),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           return info.param.arch + "_" + info.param.instr->name;
+                         });
+
+} // namespace
