@@ -14,9 +14,10 @@
 // converts). M, N and K are run-time sizes >= 1: loads past a tensor's edge
 // read 0 and stores past it are dropped, so ragged shapes need no padding.
 //
-// fp8 (dtype=fp8: e4m3fnuz A and B, gfx942 only): C = scale_a * scale_b * (A @ B)
-// with per-tensor f32 scales passed as kernel arguments after C; the A/B
-// tiles take half the LDS of bf16 (9.25 KiB with the default tile).
+// fp8 (dtype=fp8: e4m3fnuz A and B; dtype=bf8: e5m2fnuz A and B; gfx942 only):
+// C = scale_a * scale_b * (A @ B) with per-tensor f32 scales passed as kernel
+// arguments after C; the A/B tiles take half the LDS of bf16 (9.25 KiB with
+// the default tile). Mixed fp8 x bf8 operands are not offered.
 #include "Gemm.h"
 
 #include "Params.h"
@@ -48,8 +49,8 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   Tensor A = kb.tensor("A", config.dtype, 2); // [M, K]
   Tensor B = kb.tensor("B", config.dtype, 2); // [K, N]
   Tensor C = kb.tensor("C", config.out, 2);   // [M, N]
-  const bool fp8 = config.dtype == DType::fp8e4m3fnuz;
-  std::optional<Scalar> scaleA, scaleB;        // fp8: per-tensor scales of A and B
+  const bool fp8 = config.dtype == DType::fp8e4m3fnuz || config.dtype == DType::fp8e5m2fnuz;
+  std::optional<Scalar> scaleA, scaleB;        // fp8/bf8: per-tensor scales of A and B
   if (fp8) {
     scaleA = kb.scalarF32("scale_a");
     scaleB = kb.scalarF32("scale_b");
@@ -83,7 +84,7 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
     kb.gemm(a, b, acc);
   });
 
-  // ---- fp8: acc[BM,BN] = scale_b * (scale_a * acc)       (one f32 multiply each)
+  // ---- fp8/bf8: acc[BM,BN] = scale_b * (scale_a * acc)       (one f32 multiply each)
   if (fp8) {
     kb.scale(acc, acc, *scaleA);
     kb.scale(acc, acc, *scaleB);
@@ -101,15 +102,17 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 KernelInfo gemmKernelInfo() {
   KernelInfo info;
   info.name = "gemm";
-  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B row-major bf16/f16/fp8, f32 accumulation, C f32/bf16";
+  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B row-major bf16/f16/fp8/bf8, f32 accumulation, C f32/bf16";
   info.params = {
       {"M", "4096", "rows of A and C (run-time size; used by --run)"},
       {"N", "4096", "columns of B and C (run-time size; used by --run)"},
       {"K", "4096", "columns of A, rows of B (run-time size; used by --run)"},
-      {"dtype", "bf16", "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz, gfx942; C = scale_a*scale_b*(A@B))"},
+      {"dtype", "bf16",
+       "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) (fp8/bf8: gfx942; "
+       "C = scale_a*scale_b*(A@B))"},
       {"out", "f32", "element type of C: f32 | bf16"},
-      {"scale_a", "1", "dtype=fp8: per-tensor scale of A (a kernel argument; used by --run)"},
-      {"scale_b", "1", "dtype=fp8: per-tensor scale of B (a kernel argument; used by --run)"},
+      {"scale_a", "1", "dtype=fp8|bf8: per-tensor scale of A (a kernel argument; used by --run)"},
+      {"scale_b", "1", "dtype=fp8|bf8: per-tensor scale of B (a kernel argument; used by --run)"},
       {"block_m", "128", "rows of C per workgroup"},
       {"block_n", "128", "columns of C per workgroup"},
       {"block_k", "32", "depth of one k step"},
@@ -129,7 +132,7 @@ KernelInfo gemmKernelInfo() {
     p.integer("N", 1, kMaxSize);
     p.integer("K", 1, kMaxSize);
     GemmConfig c;
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz});
+    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz});
     c.out = p.dtype("out", {DType::f32, DType::bf16});
     c.blockM = p.integer("block_m", 1, kMaxBlock);
     c.blockN = p.integer("block_n", 1, kMaxBlock);
@@ -153,15 +156,15 @@ KernelInfo gemmKernelInfo() {
     ParamReader p(name, params, given);
     constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
     int64_t M = p.integer("M", 1, kMaxSize), N = p.integer("N", 1, kMaxSize), K = p.integer("K", 1, kMaxSize);
-    DType in = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz});
+    DType in = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz});
     DType out = p.dtype("out", {DType::f32, DType::bf16});
     double scaleA = p.real("scale_a"), scaleB = p.real("scale_b");
     if (!p.ok())
       return p.error();
-    if (in == DType::fp8e4m3fnuz)
-      return gemmFp8Problem(M, N, K, out, static_cast<float>(scaleA), static_cast<float>(scaleB));
+    if (in == DType::fp8e4m3fnuz || in == DType::fp8e5m2fnuz)
+      return gemmFp8Problem(M, N, K, out, static_cast<float>(scaleA), static_cast<float>(scaleB), in);
     if (scaleA != 1.0 || scaleB != 1.0)
-      return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8 only"};
+      return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8 or bf8 only"};
     return gemmProblem(M, N, K, in, out);
   };
   return info;
@@ -203,13 +206,16 @@ Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out) {
   return prob;
 }
 
-Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB) {
-  Problem prob = gemmProblem(M, N, K, DType::fp8e4m3fnuz, out);
+Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB, DType in) {
+  Problem prob = gemmProblem(M, N, K, in, out);
   // Kernel arguments: A, B, C, then scale_a, scale_b (buildGemm's order).
   prob.scalars = {{"scale_a", scaleA, 3}, {"scale_b", scaleB, 4}};
-  // Inputs are exact in e4m3fnuz and their products are exact in f32 (4-bit
-  // significands), so accumulation over K terms errs by at most
-  // K * 2^-24 * sum|a||b| as for bf16. The kernel then multiplies by scale_a
+  // Inputs are exact in their type and their products are exact in f32:
+  // e4m3fnuz has 4-bit significands (8-bit products), e5m2fnuz ("bf8") 3-bit
+  // ones (6-bit products), and every product lies far inside f32's normal
+  // range (e5m2: 2^-34 <= |a*b| <= 57344^2 < 2^32; e4m3: 2^-20..240^2), so
+  // accumulation over K terms errs by at most K * 2^-24 * sum|a||b| as for
+  // bf16, whichever of the two formats. The kernel then multiplies by scale_a
   // and by scale_b (one f32 rounding each, u = 2^-24) and rounds to C's type
   // (uOut); the three roundings scale everything by at most
   // 1 + eta, eta = (1+u)^2 (1+uOut) - 1, so with S = |scale_a * scale_b|:

@@ -14,7 +14,7 @@ namespace tilec::kernels {
 /// One compiled GEMM variant. Problem sizes (M, N, K) are not part of it: they
 /// are read from the tensors at run time.
 struct GemmConfig {
-  DType dtype = DType::bf16; ///< A and B (bf16, f16 or fp8e4m3fnuz)
+  DType dtype = DType::bf16; ///< A and B (bf16, f16, fp8e4m3fnuz or fp8e5m2fnuz)
   DType out = DType::f32;    ///< C (f32 or bf16); accumulation is always f32
   int64_t blockM = 128;      ///< rows of C per workgroup
   int64_t blockN = 128;      ///< columns of C per workgroup
@@ -45,8 +45,10 @@ Result<Kernel> buildGemm(const GemmConfig &config);
 Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out);
 
 /// The fp8 problem C[M,N] = scale_a * scale_b * (A[M,K] @ B[K,N]), A and B
-/// e4m3fnuz; the scales are f32 kernel arguments 3 and 4 (after C).
-Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB);
+/// of type `in`: e4m3fnuz (dtype=fp8) or e5m2fnuz (dtype=bf8); the scales are
+/// f32 kernel arguments 3 and 4 (after C).
+Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB,
+                       DType in = DType::fp8e4m3fnuz);
 
 /// The registry entry (`tilec --kernel=gemm -p M=... -p dtype=...`).
 KernelInfo gemmKernelInfo();

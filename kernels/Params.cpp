@@ -7,6 +7,19 @@
 
 namespace tilec::kernels {
 
+Result<KernelParams> parseParamFlags(const std::vector<std::string> &flags) {
+  KernelParams values;
+  for (const std::string &p : flags) {
+    size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Error{"parameter '" + p + "' is not key=value"};
+    if (values.count(p.substr(0, eq)))
+      return Error{"parameter '" + p.substr(0, eq) + "' given twice"};
+    values[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  return values;
+}
+
 ParamReader::ParamReader(std::string kernel, const std::vector<KernelParam> &params,
                          const KernelParams &given)
     : kernel_(std::move(kernel)) {
@@ -46,14 +59,18 @@ int64_t ParamReader::integer(const std::string &name, int64_t min, int64_t max) 
 
 DType ParamReader::dtype(const std::string &name, const std::vector<DType> &choices) {
   const std::string &s = raw(name);
-  std::optional<DType> t = s == "fp8" ? std::optional<DType>(DType::fp8e4m3fnuz) : parseDType(s);
+  std::optional<DType> t = s == "fp8"   ? std::optional<DType>(DType::fp8e4m3fnuz)
+                           : s == "bf8" ? std::optional<DType>(DType::fp8e5m2fnuz)
+                                        : parseDType(s);
   for (DType c : choices)
     if (t == c)
       return c;
   std::string valid;
   for (DType c : choices)
     valid += (valid.empty() ? "" : ", ") +
-             (c == DType::fp8e4m3fnuz ? std::string("fp8 (fp8e4m3fnuz)") : std::string(dtypeName(c)));
+             (c == DType::fp8e4m3fnuz   ? std::string("fp8 (fp8e4m3fnuz)")
+              : c == DType::fp8e5m2fnuz ? std::string("bf8 (fp8e5m2fnuz)")
+                                        : std::string(dtypeName(c)));
   fail("parameter '" + name + "' must be one of " + valid + ", got '" + s + "'");
   return choices.front();
 }

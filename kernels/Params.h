@@ -10,6 +10,12 @@
 
 namespace tilec::kernels {
 
+/// The command line's `-p key=value` flags, in order, as a map. Errors: a flag
+/// without '=' or with an empty key ("parameter 'M' is not key=value") and a
+/// key given twice ("parameter 'M' given twice"). Values are not checked here
+/// (ParamReader does that for the kernel that reads them).
+Result<KernelParams> parseParamFlags(const std::vector<std::string> &flags);
+
 /// Parameter values for one build: the given ones over the defaults. Getters
 /// record the first bad value; error() then describes it, naming the kernel,
 /// the parameter and what is valid.
@@ -22,7 +28,8 @@ public:
   /// One of `choices` (a keyword).
   std::string choice(const std::string &name, const std::vector<std::string> &choices);
   /// One of `choices` (e.g. the dtypes a kernel supports). "fp8" names
-  /// fp8e4m3fnuz (the e4m3 format of gfx942, amd-targets.md section 8).
+  /// fp8e4m3fnuz and "bf8" fp8e5m2fnuz (gfx942's e4m3 and e5m2 formats,
+  /// amd-targets.md section 8).
   DType dtype(const std::string &name, const std::vector<DType> &choices);
   /// A finite real number.
   double real(const std::string &name);

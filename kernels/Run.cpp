@@ -53,6 +53,34 @@ uint8_t toFp8E4M3Fnuz(double v) {
   return code == 0 ? 0 : static_cast<uint8_t>(sign | code);
 }
 
+// fp8 e5m2fnuz ("bf8", amd-targets.md section 8): bias 16, max 57344, one NaN
+// 0x80, no infinities, no -0. The device prelude (tilec_tiles.h) does the same.
+double fromFp8E5M2Fnuz(uint8_t b) {
+  if (b == 0x80)
+    return NAN;
+  int e = (b >> 2) & 31, m = b & 3;
+  double mag = e == 0 ? std::ldexp(m, -17) : std::ldexp(4 + m, e - 18);
+  return (b & 0x80) ? -mag : mag;
+}
+/// Rounds to nearest even, saturating at +-57344 (infinities too); NaN -> 0x80;
+/// a result that rounds to zero is +0.
+uint8_t toFp8E5M2Fnuz(double v) {
+  if (std::isnan(v))
+    return 0x80;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const double a = std::fabs(v);
+  if (a >= 57344)
+    return sign | 0x7f;
+  // The grid spacing at |v|: 2^-17 below 2^-15 (subnormals), else 2^(e-2) for |v| in [2^e, 2^(e+1)).
+  int e = std::max(std::ilogb(a), -15);
+  double q = std::nearbyint(std::ldexp(a, 2 - e));  // FE_TONEAREST: ties to even
+  // Normal: q in [4, 8], code = (biased exponent << 2) + q - 4, where q == 8
+  // carries into the next binade (still <= 57344 here). Subnormal (e == -15,
+  // q < 4): the same formula gives code = q, and q == 4 is 2^-15, code 0x04.
+  int code = ((e + 16) << 2) + static_cast<int>(q) - 4;
+  return code == 0 ? 0 : static_cast<uint8_t>(sign | code);
+}
+
 std::string shapeStr(const std::vector<int64_t> &shape) {
   std::string s;
   for (int64_t d : shape)
@@ -96,6 +124,7 @@ double loadElement(DType t, const void *base, int64_t i) {
   case DType::i32: return static_cast<const int32_t *>(base)[i];
   case DType::i8: return static_cast<const int8_t *>(base)[i];
   case DType::fp8e4m3fnuz: return fromFp8E4M3Fnuz(static_cast<const uint8_t *>(base)[i]);
+  case DType::fp8e5m2fnuz: return fromFp8E5M2Fnuz(static_cast<const uint8_t *>(base)[i]);
   }
   return NAN;
 }
@@ -108,6 +137,7 @@ void storeElement(DType t, void *base, int64_t i, double v) {
   case DType::i32: static_cast<int32_t *>(base)[i] = static_cast<int32_t>(v); return;
   case DType::i8: static_cast<int8_t *>(base)[i] = static_cast<int8_t>(v); return;
   case DType::fp8e4m3fnuz: static_cast<uint8_t *>(base)[i] = toFp8E4M3Fnuz(v); return;
+  case DType::fp8e5m2fnuz: static_cast<uint8_t *>(base)[i] = toFp8E5M2Fnuz(v); return;
   }
 }
 

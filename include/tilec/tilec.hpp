@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilec {
@@ -43,6 +44,22 @@ struct KernelParamInfo {
   int rank = 0;          ///< tensors: 1 or 2
 };
 
+/// Wall-clock time of each stage of one compileTileIR call, in milliseconds.
+/// A DSL kernel is already tile IR when compile() receives it: the time to
+/// build it (the DSL stage) is the caller's to measure.
+struct CompileTimings {
+  double contextMs = 0;   ///< MLIR context and dialect loading
+  double parseMs = 0;     ///< tile IR text -> MLIR module
+  double pipelineMs = 0;  ///< the target pass pipeline
+  double emitMs = 0;      ///< HIP emission
+  double jitMs = 0;       ///< hipRTC / clang + lld, or the cache lookup on a hit
+  double reportMs = 0;    ///< code-object report (metadata notes, disassembly)
+  double totalMs = 0;     ///< the whole call, the above plus assembling the result
+  bool cacheHit = false;  ///< the code object came from the on-disk cache
+  /// Each pass of the pipeline in run order, summed over the ops it ran on.
+  std::vector<std::pair<std::string, double>> passMs;
+};
+
 struct CompiledKernel {
   std::string name;               ///< kernel symbol (encodes the configuration)
   std::string arch;
@@ -56,6 +73,7 @@ struct CompiledKernel {
   std::vector<KernelParamInfo> params;  ///< in kernel-argument order
   std::vector<std::string> paramTypes;  ///< C types of the HIP parameters (after expansion)
   std::vector<std::string> remarks;     ///< what the compiler chose to say (e.g. stages lowered), with locations
+  CompileTimings timings;               ///< where this compile spent its time
 };
 
 /// Compile a DSL kernel for `opts.arch`.

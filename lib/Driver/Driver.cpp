@@ -16,6 +16,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <chrono>
+#include <map>
+#include <mutex>
+
 using namespace mlir;
 
 namespace tilec {
@@ -61,6 +65,48 @@ Error fail(const std::string &what, const std::string &detail) {
   return Error{detail.empty() ? what : what + ":\n" + detail};
 }
 
+/// Milliseconds since `start`, for CompileTimings.
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Sums each named pass's wall time into CompileTimings::passMs (in first-run
+/// order). Pass adaptors (nested pipelines, no argument) are not counted:
+/// their time is their passes'.
+class PassTimer : public PassInstrumentation {
+public:
+  explicit PassTimer(std::vector<std::pair<std::string, double>> &out) : out(out) {}
+  void runBeforePass(Pass *pass, Operation *op) override {
+    std::lock_guard<std::mutex> lock(mu);
+    started[{pass, op}] = Clock::now();
+  }
+  void runAfterPass(Pass *pass, Operation *op) override { record(pass, op); }
+  void runAfterPassFailed(Pass *pass, Operation *op) override { record(pass, op); }
+
+private:
+  void record(Pass *pass, Operation *op) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = started.find({pass, op});
+    if (it == started.end())
+      return;
+    double ms = msSince(it->second);
+    started.erase(it);
+    if (pass->getArgument().empty())
+      return;
+    std::string name = pass->getArgument().str();
+    for (auto &[n, t] : out)
+      if (n == name) {
+        t += ms;
+        return;
+      }
+    out.emplace_back(std::move(name), ms);
+  }
+  std::vector<std::pair<std::string, double>> &out;
+  std::mutex mu;
+  std::map<std::pair<Pass *, Operation *>, Clock::time_point> started;
+};
+
 std::string printOp(Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -83,17 +129,24 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   if (!target)
     return Error{"tilec: error: unknown target '" + opts.arch + "' (known: " + knownTargetsList() + ")"};
 
+  CompileTimings timings;
+  const Clock::time_point callStart = Clock::now();
+  Clock::time_point stageStart = callStart;
+
   MLIRContext ctx;
   ctx.printOpOnDiagnostic(false);  // one message with its location, not an IR dump
   ctx.loadDialect<tile::TileDialect, func::FuncDialect, arith::ArithDialect, scf::SCFDialect,
                   memref::MemRefDialect>();
   DiagnosticCollector diags(ctx);
+  timings.contextMs = msSince(stageStart);
 
+  stageStart = Clock::now();
   llvm::SourceMgr sm;
   sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, &ctx);
   if (!module)
     return fail("tilec: error: invalid tile IR", diags.str());
+  timings.parseMs = msSince(stageStart);
 
   func::FuncOp kernel;
   int kernels = 0;
@@ -110,15 +163,21 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
     return Error{"tilec: error: " + bufferName + ": " + std::to_string(kernels) +
                  " kernel functions; compile one at a time"};
 
+  stageStart = Clock::now();
   PassManager pm(&ctx);
   buildTilecPipeline(pm, PipelineOptions{opts.arch});
+  pm.addInstrumentation(std::make_unique<PassTimer>(timings.passMs));
   if (failed(pm.run(*module)))
     return fail("tilec: error: compiling for " + opts.arch + " failed", diags.str());
+  timings.pipelineMs = msSince(stageStart);
 
+  stageStart = Clock::now();
   FailureOr<EmittedKernel> hip = emitHIP(kernel, *target);
   if (failed(hip))
     return fail("tilec: error: HIP emission failed", diags.str());
+  timings.emitMs = msSince(stageStart);
 
+  stageStart = Clock::now();
   jit::CompileRequest req;
   req.source = hip->source;
   req.headers = {{"tilec_prelude.h", devicePreludeText()}};
@@ -134,10 +193,15 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   if (!code)
     return fail("tilec: error: JIT compilation of " + hip->name + " for " + opts.arch + " failed",
                 llvm::toString(code.takeError()));
+  timings.jitMs = msSince(stageStart);
+  timings.cacheHit = code->fromCache;
+
+  stageStart = Clock::now();
   llvm::Expected<Report> report = jit::readReport(*code, *target, hip->numWaves);
   if (!report)
     return fail("tilec: error: reading the code object of " + hip->name + " failed",
                 llvm::toString(report.takeError()));
+  timings.reportMs = msSince(stageStart);
 
   CompiledKernel out;
   out.name = hip->name;
@@ -164,6 +228,8 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   }
   for (const auto &g : hip->grid)
     out.grid.push_back(GridDim{static_cast<int>(g[0]), static_cast<int>(g[1]), g[2]});
+  timings.totalMs = msSince(callStart);
+  out.timings = std::move(timings);
   return out;
 }
 

@@ -27,6 +27,7 @@ FailureOr<std::string> cType(Operation *at, Type t) {
   if (t.isF16()) return std::string("tl::f16");
   if (t.isBF16()) return std::string("tl::bf16");
   if (t.isFloat8E4M3FNUZ()) return std::string("tl::fp8e4m3fnuz");
+  if (t.isFloat8E5M2FNUZ()) return std::string("tl::fp8e5m2fnuz");
   if (t.isInteger(32)) return std::string("int");
   if (t.isIndex()) return std::string("int");
   return at->emitOpError() << "element type " << t << " is not supported by the HIP emitter yet";
@@ -66,16 +67,18 @@ FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
     const char *in = mi.aType == ElemType::BF16          ? "tl::bf16"
                      : mi.aType == ElemType::F16         ? "tl::f16"
                      : mi.aType == ElemType::FP8E4M3FNUZ ? "tl::fp8e4m3fnuz"
+                     : mi.aType == ElemType::FP8E5M2FNUZ ? "tl::fp8e5m2fnuz"
                                                          : nullptr;
     bool sixteenBit = mi.aType == ElemType::BF16 || mi.aType == ElemType::F16;
+    bool eightBitFloat = mi.aType == ElemType::FP8E4M3FNUZ || mi.aType == ElemType::FP8E5M2FNUZ;
     const char *shape = nullptr;
     if (mi.family == MatrixFamily::MFMA && sixteenBit && mi.m == 32 && mi.k == 8)
       shape = "Mfma32x32x8";
     else if (mi.family == MatrixFamily::MFMA && sixteenBit && mi.m == 16 && mi.k == 16)
       shape = "Mfma16x16x16";
-    else if (mi.family == MatrixFamily::MFMA && mi.aType == ElemType::FP8E4M3FNUZ && mi.m == 32 && mi.k == 16)
+    else if (mi.family == MatrixFamily::MFMA && eightBitFloat && mi.m == 32 && mi.k == 16)
       shape = "Mfma32x32x16";
-    else if (mi.family == MatrixFamily::MFMA && mi.aType == ElemType::FP8E4M3FNUZ && mi.m == 16 && mi.k == 32)
+    else if (mi.family == MatrixFamily::MFMA && eightBitFloat && mi.m == 16 && mi.k == 32)
       shape = "Mfma16x16x32";
     else if (mi.family == MatrixFamily::WMMA && sixteenBit && mi.m == 16 && mi.n == 16 && mi.k == 16)
       shape = "Wmma16x16x16";

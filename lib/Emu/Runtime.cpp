@@ -156,7 +156,7 @@ void flushWave(Worker &w, Wave &wave) {
 // --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
 
 /// Element type of a matrix instruction's A and B operands.
-enum class Operand : uint8_t { BF16, F16, FP8E4M3FNUZ };
+enum class Operand : uint8_t { BF16, F16, FP8E4M3FNUZ, FP8E5M2FNUZ };
 
 struct MatrixShape {
   int m, n, k, kPerLane, accPerLane, lanes;
@@ -175,11 +175,13 @@ MatrixShape shapeOf(int op) {
   case TL_EMU_WMMA_F32_16X16X16_BF16_W32: return {16, 16, 16, 16, 8, 32, O::BF16, true};
   case TL_EMU_MFMA_F32_32X32X16_FP8_FP8: return {32, 32, 16, 8, 16, 64, O::FP8E4M3FNUZ, false};
   case TL_EMU_MFMA_F32_16X16X32_FP8_FP8: return {16, 16, 32, 8, 4, 64, O::FP8E4M3FNUZ, false};
+  case TL_EMU_MFMA_F32_32X32X16_BF8_BF8: return {32, 32, 16, 8, 16, 64, O::FP8E5M2FNUZ, false};
+  case TL_EMU_MFMA_F32_16X16X32_BF8_BF8: return {16, 16, 32, 8, 4, 64, O::FP8E5M2FNUZ, false};
   default: return {0, 0, 0, 0, 0, 0, O::BF16, false};
   }
 }
 
-int operandBytes(Operand t) { return t == Operand::FP8E4M3FNUZ ? 1 : 2; }
+int operandBytes(Operand t) { return t == Operand::FP8E4M3FNUZ || t == Operand::FP8E5M2FNUZ ? 1 : 2; }
 
 /// A operand element e of lane l -> (m, k); B uses the same formula with m -> n.
 void operandCoord(const MatrixShape &s, int l, int e, int &row, int &k) {
@@ -187,7 +189,7 @@ void operandCoord(const MatrixShape &s, int l, int e, int &row, int &k) {
     row = l % 16;
     k = e;
   } else {       // 32x32x8: A[l%32][4*(l/32)+e]; 16x16x16: A[l%16][4*(l/16)+e];
-                 // fp8 32x32x16: A[l%32][8*(l/32)+e]; 16x16x32: A[l%16][8*(l/16)+e]
+                 // fp8/bf8 32x32x16: A[l%32][8*(l/32)+e]; 16x16x32: A[l%16][8*(l/16)+e]
     row = l % s.m;
     k = s.kPerLane * (l / s.m) + e;
   }
@@ -217,7 +219,17 @@ double decodeFp8E4M3Fnuz(uint8_t b) {
   return (b & 0x80) ? -mag : mag;
 }
 
-/// Element e of a lane's A or B operand (byte e of an 8-byte fp8 operand).
+/// fp8 e5m2fnuz ("bf8", section 8), decoded exactly: bias 16, subnormals
+/// m * 2^-17, max 57344, 0x80 is the only NaN, no infinities.
+double decodeFp8E5M2Fnuz(uint8_t b) {
+  if (b == 0x80)
+    return NAN;
+  int e = (b >> 2) & 31, m = b & 3;
+  double mag = e == 0 ? std::ldexp(m, -17) : std::ldexp(4 + m, e - 18);
+  return (b & 0x80) ? -mag : mag;
+}
+
+/// Element e of a lane's A or B operand (byte e of an 8-byte fp8/bf8 operand).
 double operandValue(const void *v, int e, Operand t) {
   switch (t) {
   case Operand::BF16: {
@@ -228,6 +240,7 @@ double operandValue(const void *v, int e, Operand t) {
   }
   case Operand::F16: return (double)((const _Float16 *)v)[e];
   case Operand::FP8E4M3FNUZ: return decodeFp8E4M3Fnuz(((const uint8_t *)v)[e]);
+  case Operand::FP8E5M2FNUZ: return decodeFp8E5M2Fnuz(((const uint8_t *)v)[e]);
   }
   return NAN;
 }
@@ -278,7 +291,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       C[m * s.n + n] = ((const float *)l->c)[r];
     }
   }
-  // Products of bf16/f16/fp8 values are exact in double; the dot product is
+  // Products of bf16/f16/fp8/bf8 values are exact in double; the dot product is
   // summed in double and added to C with one rounding to f32 (the hardware's
   // internal accumulation order is not specified: section "Not verified").
   for (Lane *l : parts)

@@ -147,6 +147,30 @@ llvm::Expected<std::vector<char>> extractCodeObject(llvm::ArrayRef<char> blob,
                                  arch.str().c_str(), llvm::join(ids, ", ").c_str());
 }
 
+namespace {
+
+/// True when every symbol table of `object` lies inside the file.
+bool symbolTableReadable(const llvm::object::ELF64LEObjectFile &object) {
+  const auto &elf = object.getELFFile();
+  auto sections = elf.sections();
+  if (!sections) {
+    llvm::consumeError(sections.takeError());
+    return false;
+  }
+  for (const auto &section : *sections) {
+    if (section.sh_type != llvm::ELF::SHT_SYMTAB)
+      continue;
+    auto symbols = elf.symbols(&section);
+    if (!symbols) {
+      llvm::consumeError(symbols.takeError());
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
   initializeAMDGPUMC();
   llvm::Expected<llvm::object::ELF64LEObjectFile> object = openElf(elf);
@@ -177,6 +201,31 @@ std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
   if (!disassembler || !printer)
     return "error: cannot create the AMDGPU disassembler for " + target.arch + "\n";
 
+  // Function labels per text section, from one walk over the symbols. A
+  // symbol table that does not fit in the file is skipped: every symbol would
+  // be an error, and their count comes from its (damaged) header.
+  std::map<uint64_t, std::map<uint64_t, std::string>> labelsBySection;
+  if (symbolTableReadable(*object)) {
+    for (const llvm::object::ELFSymbolRef &symbol : object->symbols()) {
+      // The section first: getName() of a section symbol whose index names no
+      // section reads the header one past the table (LLVM 19), so names are
+      // read only for symbols of a text section.
+      llvm::Expected<llvm::object::section_iterator> in = symbol.getSection();
+      if (!in || *in == object->section_end() || !(*in)->isText()) {
+        llvm::consumeError(in.takeError());
+        continue;
+      }
+      llvm::Expected<llvm::StringRef> symbolName = symbol.getName();
+      llvm::Expected<uint64_t> address = symbol.getAddress();
+      if (symbolName && address && !symbolName->empty())
+        labelsBySection[(*in)->getIndex()].emplace(*address, symbolName->str());
+      else {
+        llvm::consumeError(symbolName.takeError());
+        llvm::consumeError(address.takeError());
+      }
+    }
+  }
+
   std::string text;
   llvm::raw_string_ostream os(text);
   for (const llvm::object::SectionRef &section : object->sections()) {
@@ -190,19 +239,7 @@ std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
       continue;
     }
     uint64_t base = section.getAddress();
-    std::map<uint64_t, std::string> labels;
-    for (const llvm::object::ELFSymbolRef &symbol : object->symbols()) {
-      llvm::Expected<llvm::object::section_iterator> in = symbol.getSection();
-      llvm::Expected<llvm::StringRef> symbolName = symbol.getName();
-      llvm::Expected<uint64_t> address = symbol.getAddress();
-      if (in && symbolName && address && *in == section && !symbolName->empty())
-        labels.emplace(*address, symbolName->str());
-      else {
-        llvm::consumeError(in.takeError());
-        llvm::consumeError(symbolName.takeError());
-        llvm::consumeError(address.takeError());
-      }
-    }
+    const std::map<uint64_t, std::string> &labels = labelsBySection[section.getIndex()];
 
     os << "\nDisassembly of section " << *name << ":\n";
     llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(contents->data()),

@@ -102,6 +102,9 @@ static std::vector<TargetInfo> buildTargets() {
           {"v_mfma_f32_16x16x16_f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", F::MFMA, 16, 16, 16, E::F16, E::F32, 4, 4, 16},
           {"v_mfma_f32_32x32x16_fp8_fp8", "__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8", F::MFMA, 32, 32, 16, E::FP8E4M3FNUZ, E::F32, 8, 16, 32},
           {"v_mfma_f32_16x16x32_fp8_fp8", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", F::MFMA, 16, 16, 32, E::FP8E4M3FNUZ, E::F32, 8, 4, 16},
+          // bf8 = e5m2fnuz (section 8): the fp8 instructions' lane layout and cycles (section 1).
+          {"v_mfma_f32_32x32x16_bf8_bf8", "__builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8", F::MFMA, 32, 32, 16, E::FP8E5M2FNUZ, E::F32, 8, 16, 32},
+          {"v_mfma_f32_16x16x32_bf8_bf8", "__builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8", F::MFMA, 16, 16, 32, E::FP8E5M2FNUZ, E::F32, 8, 4, 16},
       },
       0x00020000u});
 

@@ -196,8 +196,15 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       LdsLayout layout{t.cols()};
       if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride)) {
         layout.stride = given.getInt();  // the user's layout
-        if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3)
+        if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3) {
+          if (sw[0] < 1 || sw[1] < 1 || sw[2] < 1) {
+            a.emitOpError() << "swizzle [vec, per_phase, max_phase] of '" << a.displayName()
+                            << "' must be positive, got [" << sw[0] << ", " << sw[1] << ", " << sw[2] << "]";
+            badLayout = true;
+            return;
+          }
           layout = {layout.stride, sw[0], sw[1], sw[2]};
+        }
       } else if (t.getRank() == 2) {
         // The cheapest layout with the fewest modelled bank conflicts: chosen
         // by counting against the target's bank model, not assumed.

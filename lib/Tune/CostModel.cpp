@@ -79,7 +79,7 @@ CostEstimate modelGemm(const CostInputs &in, const TargetInfo &target, const Dev
 
   const int perUnit = std::max(in.workgroupsPerUnit, 1);
   const int64_t concurrent = int64_t(peaks.units) * perUnit;
-  struct Round { double compute, memory, time; };
+  struct Round { double compute, memory, time, distinctBytes; };
   // A round with `w` workgroups on the busiest unit and `active` in all.
   auto round = [&](int64_t w, int64_t active) {
     int64_t wavesOnBusiestSimd = ceilDiv(w * t.waves, peaks.simdsPerUnit);
@@ -94,7 +94,7 @@ CostEstimate modelGemm(const CostInputs &in, const TargetInfo &target, const Dev
     // on the same SIMD can run meanwhile.
     bool overlap = t.stages >= 2 || w * t.waves >= 2 * peaks.simdsPerUnit;
     double overhead = kSteps * kKStepOverheadCycles / peaks.clockHz;
-    return Round{compute, memory, (overlap ? std::max(compute, memory) : compute + memory) + overhead};
+    return Round{compute, memory, (overlap ? std::max(compute, memory) : compute + memory) + overhead, distinct};
   };
 
   const int64_t full = e.workgroups / concurrent, rest = e.workgroups % concurrent;
@@ -104,6 +104,7 @@ CostEstimate modelGemm(const CostInputs &in, const TargetInfo &target, const Dev
     e.seconds += full * r.time;
     e.computeSeconds += full * r.compute;
     e.memorySeconds += full * r.memory;
+    e.memoryBytes += full * r.distinctBytes;
     e.memoryBound = r.memory > r.compute;
   }
   if (rest) {
@@ -111,9 +112,13 @@ CostEstimate modelGemm(const CostInputs &in, const TargetInfo &target, const Dev
     e.seconds += r.time;
     e.computeSeconds += r.compute;
     e.memorySeconds += r.memory;
+    e.memoryBytes += r.distinctBytes;
     if (!full)
       e.memoryBound = r.memory > r.compute;
   }
+  e.matrixInstructions = double(t.blockM * t.blockN * t.blockK) / (mi.m * mi.n * mi.k) * kSteps * e.workgroups;
+  e.matrixCycles = e.matrixInstructions * mi.cycles;
+  e.globalBytes = bytesPerWG * e.workgroups;
   const double flops = 2.0 * p.M * p.N * p.K;
   e.pctOfPeak = 100.0 * flops / e.seconds / peakFlops(target, peaks, p.in);
   return e;

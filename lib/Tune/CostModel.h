@@ -61,6 +61,11 @@ struct CostEstimate {
   int64_t workgroups = 0;    ///< ceil(M/block_m) * ceil(N/block_n)
   int64_t rounds = 0;        ///< ceil(workgroups / (units * workgroupsPerUnit))
   bool memoryBound = false;  ///< memory exceeds compute in a full round
+  // What the time is made of, over the whole launch (for reports):
+  double matrixInstructions = 0;  ///< matrix instructions issued, padded tiles included
+  double matrixCycles = 0;   ///< their SIMD cycles (count x the instruction's cycles)
+  double globalBytes = 0;    ///< bytes every workgroup loads and stores through L2
+  double memoryBytes = 0;    ///< distinct bytes the rounds read from and write to memory
 };
 
 /// Modelled time of one GEMM launch (see docs/autotuning.md, "Cost model").

@@ -6,6 +6,7 @@
 //   tilec my_kernel.cpp --emit=report --json
 #include "tilec/tilec.hpp"
 
+#include "Params.h"
 #include "Registry.h"
 #include "Run.h"
 #include "Tune/TuneCli.h"
@@ -129,8 +130,14 @@ int writeOutput(StringRef data) {
   if (Error e = writeToOutput(output, [&](raw_ostream &os) {
         os << data;
         return Error::success();
-      }))
-    return error("tilec: error: cannot write " + toString(std::move(e)));
+      })) {
+    // LLVM names the path for some failures ("'x': No such file or
+    // directory") but not for others ("Is a directory").
+    std::string reason = toString(std::move(e));
+    if (!StringRef(reason).contains(output))
+      reason = "'" + output + "': " + reason;
+    return error("tilec: error: cannot write " + reason);
+  }
   return 0;
 }
 
@@ -298,15 +305,10 @@ int main(int argc, char **argv) {
         known += (known.empty() ? "" : ", ") + k.name;
       return error("tilec: error: unknown kernel '" + kernelName + "' (shipped: " + known + ")");
     }
-    std::map<std::string, std::string> values;
-    for (const std::string &p : params) {
-      size_t eq = p.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return error("tilec: error: parameter '" + p + "' is not key=value");
-      if (values.count(p.substr(0, eq)))
-        return error("tilec: error: parameter '" + p.substr(0, eq) + "' given twice");
-      values[p.substr(0, eq)] = p.substr(eq + 1);
-    }
+    tilec::Result<tilec::kernels::KernelParams> parsed = tilec::kernels::parseParamFlags(params);
+    if (!parsed)
+      return error(parsed.error());
+    const tilec::kernels::KernelParams &values = *parsed;
     if (tune) {
       tilec::tune::TuneCliOptions to;
       to.arch = arch;

@@ -9,25 +9,28 @@
 namespace tilec {
 
 /// Element type of a tensor or a tile.
-enum class DType { f32, f16, bf16, fp8e4m3fnuz, i32, i8 };
+enum class DType { f32, f16, bf16, fp8e4m3fnuz, fp8e5m2fnuz, i32, i8 };
 
 /// The short spelling used in kernel names and `-p dtype=...` parameters:
-/// "f32", "f16", "bf16", "fp8e4m3fnuz", "i32", "i8".
+/// "f32", "f16", "bf16", "fp8e4m3fnuz", "fp8e5m2fnuz", "i32", "i8".
 inline const char *dtypeName(DType t) {
   switch (t) {
   case DType::f32: return "f32";
   case DType::f16: return "f16";
   case DType::bf16: return "bf16";
   case DType::fp8e4m3fnuz: return "fp8e4m3fnuz";
+  case DType::fp8e5m2fnuz: return "fp8e5m2fnuz";
   case DType::i32: return "i32";
   case DType::i8: return "i8";
   }
   return "?";
 }
 
-/// The MLIR spelling of the element type ("f8E4M3FNUZ" for fp8).
+/// The MLIR spelling of the element type ("f8E4M3FNUZ" / "f8E5M2FNUZ" for fp8).
 inline const char *mlirTypeName(DType t) {
-  return t == DType::fp8e4m3fnuz ? "f8E4M3FNUZ" : dtypeName(t);
+  return t == DType::fp8e4m3fnuz   ? "f8E4M3FNUZ"
+         : t == DType::fp8e5m2fnuz ? "f8E5M2FNUZ"
+                                   : dtypeName(t);
 }
 
 /// Bytes per element.
@@ -35,16 +38,18 @@ inline int dtypeBytes(DType t) {
   switch (t) {
   case DType::f32: case DType::i32: return 4;
   case DType::f16: case DType::bf16: return 2;
-  case DType::fp8e4m3fnuz: case DType::i8: return 1;
+  case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz: case DType::i8: return 1;
   }
   return 0;
 }
 
 inline bool isFloat(DType t) { return t != DType::i32 && t != DType::i8; }
 
-/// Parses either spelling ("bf16", "fp8e4m3fnuz", "f8E4M3FNUZ"); nullopt otherwise.
+/// Parses either spelling ("bf16", "fp8e4m3fnuz", "f8E4M3FNUZ", "fp8e5m2fnuz",
+/// "f8E5M2FNUZ"); nullopt otherwise.
 inline std::optional<DType> parseDType(std::string_view s) {
-  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::fp8e4m3fnuz, DType::i32, DType::i8})
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz, DType::i32,
+                  DType::i8})
     if (s == dtypeName(t) || s == mlirTypeName(t))
       return t;
   return std::nullopt;

@@ -127,6 +127,16 @@ TL_INLINE float4_t mfma_f32_16x16x32_fp8_fp8(long a, long b, float4_t c) {
   return __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(a, b, c, 0, 0, 0);
 }
 #endif
+// bf8 (e5m2fnuz) on gfx942 only: the fp8 instructions' operand layout (section 1).
+#if __has_builtin(__builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8)
+#define TL_HW_HAS_BF8_MFMA 1
+TL_INLINE float16_t mfma_f32_32x32x16_bf8_bf8(long a, long b, float16_t c) {
+  return __builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8(a, b, c, 0, 0, 0);
+}
+TL_INLINE float4_t mfma_f32_16x16x32_bf8_bf8(long a, long b, float4_t c) {
+  return __builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8(a, b, c, 0, 0, 0);
+}
+#endif
 // WMMA on gfx11, wave32 only (section 2): the _w32 builtins.
 #if __has_builtin(__builtin_amdgcn_wmma_f32_16x16x16_f16_w32)
 #define TL_HW_HAS_WMMA 1

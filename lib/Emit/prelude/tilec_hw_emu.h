@@ -29,6 +29,8 @@ enum tl_emu_matrix_op {
   TL_EMU_WMMA_F32_16X16X16_BF16_W32 = 5,  // short16 x short16 + float8 (wave32)
   TL_EMU_MFMA_F32_32X32X16_FP8_FP8 = 6,   // long (8 x e4m3fnuz) x long + float16
   TL_EMU_MFMA_F32_16X16X32_FP8_FP8 = 7,   // long (8 x e4m3fnuz) x long + float4
+  TL_EMU_MFMA_F32_32X32X16_BF8_BF8 = 8,   // long (8 x e5m2fnuz) x long + float16
+  TL_EMU_MFMA_F32_16X16X32_BF8_BF8 = 9,   // long (8 x e5m2fnuz) x long + float4
 };
 
 #define TL_EMU_ABI_VERSION 2u
@@ -69,6 +71,7 @@ typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
 typedef float float8_t __attribute__((ext_vector_type(8)));
 typedef char byte8_t __attribute__((ext_vector_type(8)));  // 8 packed 8-bit operand elements
 #define TL_HW_HAS_FP8_MFMA 1
+#define TL_HW_HAS_BF8_MFMA 1
 #define TL_HW_HAS_WMMA 1
 
 namespace hw {
@@ -141,6 +144,16 @@ TL_INLINE float16_t mfma_f32_32x32x16_fp8_fp8(long a, long b, float16_t c) {
 TL_INLINE float4_t mfma_f32_16x16x32_fp8_fp8(long a, long b, float4_t c) {
   float4_t d;
   emu->matrix(TL_EMU_MFMA_F32_16X16X32_FP8_FP8, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float16_t mfma_f32_32x32x16_bf8_bf8(long a, long b, float16_t c) {
+  float16_t d;
+  emu->matrix(TL_EMU_MFMA_F32_32X32X16_BF8_BF8, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float4_t mfma_f32_16x16x32_bf8_bf8(long a, long b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MFMA_F32_16X16X32_BF8_BF8, &a, &b, &c, &d);
   return d;
 }
 TL_INLINE float8_t wmma_f32_16x16x16_f16_w32(half16_t a, half16_t b, float8_t c) {

@@ -17,6 +17,11 @@ typedef _Float16 f16;
 struct fp8e4m3fnuz {
   unsigned char bits;
 };
+/// fp8 e5m2fnuz ("bf8" in AMD's builtin names) stored as its 8 raw bits
+/// (section 8): bias 16, max 57344, one NaN 0x80, no infinities, no -0.
+struct fp8e5m2fnuz {
+  unsigned char bits;
+};
 
 // --- conversions (bf16: round to nearest even, NaN kept quiet) ---------------
 TL_INLINE float to_f32(float x) { return x; }
@@ -60,6 +65,35 @@ template <> TL_INLINE fp8e4m3fnuz from_f32<fp8e4m3fnuz>(float x) {
     code = r - (119u << 3);        // rebias 127 -> 8
   }
   return fp8e4m3fnuz{(unsigned char)(code == 0 ? 0u : code | sign)};
+}
+// fp8 e5m2fnuz (section 8): exact decode; encode rounds to nearest even and
+// saturates (|x| >= 57344 and +-inf give +-57344), NaN gives 0x80, and a
+// result that rounds to zero is +0 (0x80 is the NaN, not -0).
+TL_INLINE float to_f32(fp8e5m2fnuz x) {
+  const unsigned b = x.bits, e = (b >> 2) & 31u, m = b & 3u;
+  if (b == 0x80u)
+    return __builtin_bit_cast(float, 0x7fc00000u);
+  // Subnormal: m * 2^-17; normal: 1.m * 2^(e-16), i.e. f32 exponent field e + 111.
+  float mag = e == 0 ? (float)m * 0x1p-17f : __builtin_bit_cast(float, ((e + 111u) << 23) | (m << 21));
+  return (b & 0x80u) ? -mag : mag;
+}
+template <> TL_INLINE fp8e5m2fnuz from_f32<fp8e5m2fnuz>(float x) {
+  const unsigned u = __builtin_bit_cast(unsigned, x), sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u)
+    return fp8e5m2fnuz{0x80};
+  unsigned code;
+  if (a >= 0x47600000u) {          // |x| >= 57344 (or inf): saturate
+    code = 0x7fu;
+  } else if (a < 0x38000000u) {    // |x| < 2^-15: subnormal grid of 2^-17, code = round(|x| * 2^17)
+    float q = __builtin_bit_cast(float, a) * 0x1p17f;  // exact: a power-of-two scale
+    code = (unsigned)q;
+    float frac = q - (float)code;
+    code += frac > 0.5f || (frac == 0.5f && (code & 1u));  // 4 rounds up to 0x04 = 2^-15
+  } else {                         // normal: keep 2 mantissa bits, round to nearest even
+    unsigned r = (a + 0xfffffu + ((a >> 21) & 1u)) >> 21;  // f32 exponent and 2 mantissa bits
+    code = r - (111u << 2);        // rebias 127 -> 16
+  }
+  return fp8e5m2fnuz{(unsigned char)(code == 0 ? 0u : code | sign)};
 }
 
 /// x rounded to T and back (register tiles of type T hold such values).
@@ -219,8 +253,9 @@ template <> TL_INLINE float4_t Mfma16x16x16<f16>::mma(short4_t a, short4_t b, fl
   return hw::mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c);
 }
 
-/// v_mfma_f32_32x32x16_fp8_fp8 (gfx942): A byte j of lane l = A[l%32][8*(l/32)+j];
-/// D as 32x32x8 (section 1). A lane's 8 operand bytes travel as one `long`.
+/// v_mfma_f32_32x32x16_{fp8,bf8}_{fp8,bf8} (gfx942; In = fp8e4m3fnuz or
+/// fp8e5m2fnuz): A byte j of lane l = A[l%32][8*(l/32)+j]; D as 32x32x8
+/// (section 1). A lane's 8 operand bytes travel as one `long`.
 template <class In> struct Mfma32x32x16 {
   static constexpr int M = 32, N = 32, K = 16, Lanes = 64, KPerLane = 8, AccPerLane = 16;
   using bits_t = char;
@@ -233,8 +268,8 @@ template <class In> struct Mfma32x32x16 {
   TL_INLINE static acc_t mma(byte8_t a, byte8_t b, acc_t c);
 };
 
-/// v_mfma_f32_16x16x32_fp8_fp8 (gfx942): A byte j of lane l = A[l%16][8*(l/16)+j];
-/// D as 16x16x16.
+/// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} (gfx942): A byte j of lane l =
+/// A[l%16][8*(l/16)+j]; D as 16x16x16.
 template <class In> struct Mfma16x16x32 {
   static constexpr int M = 16, N = 16, K = 32, Lanes = 64, KPerLane = 8, AccPerLane = 4;
   using bits_t = char;
@@ -252,6 +287,14 @@ template <> TL_INLINE float16_t Mfma32x32x16<fp8e4m3fnuz>::mma(byte8_t a, byte8_
 }
 template <> TL_INLINE float4_t Mfma16x16x32<fp8e4m3fnuz>::mma(byte8_t a, byte8_t b, float4_t c) {
   return hw::mfma_f32_16x16x32_fp8_fp8(__builtin_bit_cast(long, a), __builtin_bit_cast(long, b), c);
+}
+#endif
+#ifdef TL_HW_HAS_BF8_MFMA
+template <> TL_INLINE float16_t Mfma32x32x16<fp8e5m2fnuz>::mma(byte8_t a, byte8_t b, float16_t c) {
+  return hw::mfma_f32_32x32x16_bf8_bf8(__builtin_bit_cast(long, a), __builtin_bit_cast(long, b), c);
+}
+template <> TL_INLINE float4_t Mfma16x16x32<fp8e5m2fnuz>::mma(byte8_t a, byte8_t b, float4_t c) {
+  return hw::mfma_f32_16x16x32_bf8_bf8(__builtin_bit_cast(long, a), __builtin_bit_cast(long, b), c);
 }
 #endif
 

@@ -31,8 +31,28 @@ func.func @small(%a: !tile.tile<32x16xbf16, lds>, %b: !tile.tile<16x32xbf16, lds
 
 // -----
 
+// bf8 (f8E5M2FNUZ, amd-targets.md section 8) selects the bf8 MFMAs (section 1): 32x32x16
+// for a 128x128 tile, 16x16x32 when 32x32 MFMAs do not fit the wave grid.
+// CHECK-LABEL: func.func @bf8_128x128
+// CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_32x32x16_bf8_bf8", wave_grid = array<i64: 2, 2>}
+func.func @bf8_128x128(%a: !tile.tile<128x32xf8E5M2FNUZ, lds>, %b: !tile.tile<32x128xf8E5M2FNUZ, lds>, %c: !tile.tile<128x128xf32, reg>) attributes {tile.num_waves = 4 : i64} {
+  tile.gemm %a, %b, %c : !tile.tile<128x32xf8E5M2FNUZ, lds>, !tile.tile<32x128xf8E5M2FNUZ, lds>, !tile.tile<128x128xf32, reg>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bf8_small
+// CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_16x16x32_bf8_bf8", wave_grid = array<i64: 2, 2>}
+func.func @bf8_small(%a: !tile.tile<32x32xf8E5M2FNUZ, lds>, %b: !tile.tile<32x32xf8E5M2FNUZ, lds>, %c: !tile.tile<32x32xf32, reg>) attributes {tile.num_waves = 4 : i64} {
+  tile.gemm %a, %b, %c : !tile.tile<32x32xf8E5M2FNUZ, lds>, !tile.tile<32x32xf8E5M2FNUZ, lds>, !tile.tile<32x32xf32, reg>
+  return
+}
+
+// -----
+
 func.func @f32_operands(%a: !tile.tile<32x8xf32, lds>, %b: !tile.tile<8x32xf32, lds>, %c: !tile.tile<32x32xf32, reg>) {
-  // expected-error @+1 {{'tile.gemm' op element type 'f32' cannot be multiplied on gfx942: no matrix instruction for it (supported: bf16, f16, f8E4M3FNUZ)}}
+  // expected-error @+1 {{'tile.gemm' op element type 'f32' cannot be multiplied on gfx942: no matrix instruction for it (supported: bf16, f16, f8E4M3FNUZ, f8E5M2FNUZ)}}
   tile.gemm %a, %b, %c : !tile.tile<32x8xf32, lds>, !tile.tile<8x32xf32, lds>, !tile.tile<32x32xf32, reg>
   return
 }

@@ -137,6 +137,12 @@ TEST(Index, DTypeHelpers) {
   EXPECT_STREQ(dtypeName(DType::fp8e4m3fnuz), "fp8e4m3fnuz");
   EXPECT_STREQ(mlirTypeName(DType::fp8e4m3fnuz), "f8E4M3FNUZ");
   EXPECT_EQ(parseDType("f8E4M3FNUZ"), DType::fp8e4m3fnuz);
+  EXPECT_STREQ(dtypeName(DType::fp8e5m2fnuz), "fp8e5m2fnuz");
+  EXPECT_STREQ(mlirTypeName(DType::fp8e5m2fnuz), "f8E5M2FNUZ");
+  EXPECT_EQ(parseDType("f8E5M2FNUZ"), DType::fp8e5m2fnuz);
+  EXPECT_EQ(parseDType("fp8e5m2fnuz"), DType::fp8e5m2fnuz);
+  EXPECT_EQ(dtypeBytes(DType::fp8e5m2fnuz), 1);
+  EXPECT_TRUE(isFloat(DType::fp8e5m2fnuz));
   EXPECT_EQ(parseDType("bf16"), DType::bf16);
   EXPECT_EQ(parseDType("bfloat16"), std::nullopt);
   EXPECT_EQ(dtypeBytes(DType::bf16), 2);
@@ -158,6 +164,21 @@ TEST(Index, Fp8AndI8TilesVerify) {
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
   EXPECT_NE(k.tileIR().find("memref<?x?xf8E4M3FNUZ>"), std::string::npos);
+}
+
+TEST(Index, Bf8TilesVerify) {
+  KernelBuilder kb("narrow_bf8");
+  Tensor A = kb.tensor("A", DType::fp8e5m2fnuz, 2);
+  Tensor C = kb.tensor("C", DType::f32, 2);
+  Tile a = kb.ldsTile("a", {64, 64}, DType::fp8e5m2fnuz);
+  Tile acc = kb.regTile("acc", {64, 64}, DType::f32);
+  kb.load(A, {0, 0}, a);
+  kb.gemm(a, a, acc, {.transposeB = true});
+  kb.store(acc, C, {0, 0});
+  Kernel k = kb.finish();
+  ASSERT_TRUE(test::verifies(k));
+  EXPECT_NE(k.tileIR().find("memref<?x?xf8E5M2FNUZ>"), std::string::npos);
+  EXPECT_NE(k.tileIR().find("!tile.tile<64x64xf8E5M2FNUZ, lds>"), std::string::npos);
 }
 
 } // namespace

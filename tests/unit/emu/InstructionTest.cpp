@@ -314,6 +314,192 @@ extern "C" __global__ void fp8_w32(float *d) {
   EXPECT_EQ(rep.invalidInstructions, 1);
 }
 
+// --- bf8 (e5m2fnuz) MFMA on gfx942 (sections 1 and 8) ------------------------------------
+// The calculator tables in shared/data/matrix-layouts/cdna3 cover only the
+// fp8_fp8 forms. Section 1 gives v_mfma_f32_{32x32x16,16x16x32}_bf8_bf8 the
+// same lane layout as the fp8 ones, so these tests place operands and read
+// results through the fp8_fp8 tables and check the bf8 instructions'
+// arithmetic (e5m2fnuz decode, f32 accumulation) against a reference.
+
+/// Bits of an fp8 e5m2fnuz value, for tests: sign, biased exponent (0..31), mantissa (0..3).
+uint8_t bf8Code(bool neg, int e, int m) { return (uint8_t)((neg ? 0x80 : 0) | (e << 2) | m); }
+/// Exact value of an e5m2fnuz code: bias 16, subnormals m/4 * 2^-15, 0x80 NaN
+/// (independent of the emulator's and prelude's decoders).
+double bf8Value(uint8_t c) {
+  if (c == 0x80)
+    return NAN;
+  int e = (c >> 2) & 31, m = c & 3;
+  double v = e == 0 ? (m / 4.0) * std::pow(2.0, -15) : (1.0 + m / 4.0) * std::pow(2.0, e - 16);
+  return (c & 0x80) ? -v : v;
+}
+/// Varied bf8 codes: normals of magnitude 2^-4..2^5 (a range e4m3 cannot
+/// hold at its top) with every mantissa, some subnormals and zeros.
+uint8_t variedBf8(int idx, int salt) {
+  int h = idx * 37 + salt;
+  if (h % 11 == 0)
+    return bf8Code(h % 2, 0, h % 4);  // subnormal (or zero when h % 4 == 0)
+  return bf8Code(h % 3 == 0, (idx / 4 + h) % 10 + 12, h % 4);
+}
+
+struct Bf8MatrixCase {
+  const char *table;    ///< the fp8 table with the same layout, e.g. "cdna3/v_mfma_f32_32x32x16_fp8_fp8"
+  const char *builtin;  ///< tl::hw function (the bf8 instruction)
+  const char *accType;
+  int m, n, k, accPerLane;
+};
+
+/// Places A (m x k) and B (k x n) bf8 codes and C into lane registers through
+/// the table, runs `builtin` on the gfx942 emulator and returns D by lane.
+struct Bf8Run {
+  LayoutTable td;
+  std::vector<float> d;  ///< d[lane * accPerLane + r]
+  LaunchReport rep;
+};
+Bf8Run runBf8Mfma(const Bf8MatrixCase &c, const std::vector<uint8_t> &A, const std::vector<uint8_t> &B,
+                  const std::vector<float> &C) {
+  const int lanes = 64, kPerLane = 8;
+  Bf8Run out;
+  LayoutTable ta = readLayout(std::string(c.table) + ".A.csv"), tb = readLayout(std::string(c.table) + ".B.csv");
+  out.td = readLayout(std::string(c.table) + ".D.csv");
+  EXPECT_EQ((int)ta.cells.size(), lanes);
+  EXPECT_EQ((int)tb.cells.size(), lanes);
+  EXPECT_EQ((int)out.td.cells.size(), lanes);
+  if ((int)ta.cells.size() != lanes || (int)tb.cells.size() != lanes || (int)out.td.cells.size() != lanes)
+    return out;
+  auto emu = makeEmulator("gfx942");
+  auto *ra = (uint8_t *)emu->allocate(lanes * kPerLane);
+  auto *rb = (uint8_t *)emu->allocate(lanes * kPerLane);
+  auto *rc = (float *)emu->allocate(lanes * c.accPerLane * 4);
+  auto *rd = (float *)emu->allocate(lanes * c.accPerLane * 4);
+  for (int l = 0; l < lanes; ++l) {
+    for (int j = 0; j < kPerLane; ++j) {
+      auto [m, k] = ta.cells[l][j];
+      auto [kb, n] = tb.cells[l][j];
+      ra[l * kPerLane + j] = A[m * c.k + k];
+      rb[l * kPerLane + j] = B[kb * c.n + n];
+    }
+    for (int r = 0; r < c.accPerLane; ++r) {
+      auto [m, n] = out.td.cells[l][r];
+      rc[l * c.accPerLane + r] = C[m * c.n + n];
+    }
+  }
+  std::string acc = std::to_string(c.accPerLane);
+  std::string src = std::string("#include \"tilec_prelude.h\"\n"
+                                "extern \"C\" __global__ void bf8_mfma(const long *a, const long *b, const float *c, "
+                                "float *d) {\n"
+                                "  int l = tl::hw::thread_id();\n  tl::") +
+                    c.accType + " cv;\n  for (int r = 0; r < " + acc + "; ++r) cv[r] = c[l * " + acc + " + r];\n" +
+                    "  tl::" + c.accType + " dv = tl::hw::" + c.builtin + "(a[l], b[l], cv);\n" +
+                    "  for (int r = 0; r < " + acc + "; ++r) d[l * " + acc + " + r] = dv[r];\n}\n";
+  auto k = loadOrFail(*emu, src, "bf8_mfma");
+  if (!k)
+    return out;
+  out.rep = launchOrFail(*emu, *k, {{1, 1, 1}, lanes},
+                         {Arg::pointer(ra), Arg::pointer(rb), Arg::pointer(rc), Arg::pointer(rd)});
+  out.d.assign(rd, rd + lanes * c.accPerLane);
+  return out;
+}
+
+class Bf8MatrixInstr : public ::testing::TestWithParam<Bf8MatrixCase> {};
+
+TEST_P(Bf8MatrixInstr, MatchesReferenceThroughFp8LayoutTables) {
+  const Bf8MatrixCase &c = GetParam();
+  std::vector<uint8_t> A(c.m * c.k), B(c.k * c.n);
+  std::vector<float> C(c.m * c.n);
+  for (int i = 0; i < c.m * c.k; ++i)
+    A[i] = variedBf8(i, 1);
+  for (int i = 0; i < c.k * c.n; ++i)
+    B[i] = variedBf8(i, 5);
+  for (int i = 0; i < c.m * c.n; ++i)
+    C[i] = 0.5f * i - 7.25f;
+  Bf8Run run = runBf8Mfma(c, A, B, C);
+  ASSERT_EQ((int)run.d.size(), 64 * c.accPerLane);
+  EXPECT_TRUE(run.rep.clean()) << run.rep.summary();
+  int checked = 0;
+  for (int l = 0; l < 64; ++l)
+    for (int r = 0; r < c.accPerLane; ++r) {
+      auto [m, n] = run.td.cells[l][r];
+      double ref = C[m * c.n + n], mag = std::fabs(ref);
+      for (int kk = 0; kk < c.k; ++kk) {
+        double p = bf8Value(A[m * c.k + kk]) * bf8Value(B[kk * c.n + n]);
+        ref += p;
+        mag += std::fabs(p);
+      }
+      // Products of bf8 values are exact; one f32 rounding of the exact sum.
+      EXPECT_NEAR(run.d[l * c.accPerLane + r], ref, 0x1p-24 * std::fabs(ref) + 1e-12 * mag)
+          << "lane " << l << " elem " << r;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 64 * c.accPerLane);
+}
+
+// Every e5m2fnuz code goes through the instruction exactly: D = A @ I with A
+// holding codes 0..255 row by row (16x16x32: A[m][k] = code 16m + k for
+// k < 16, B[k][n] = 1.0 (code 0x40) for k == n, else 0), so D[m][n] is the
+// decoded code 16m + n. The NaN code 0x80 (A[8][0]) makes its whole row NaN
+// (NaN * 0 is NaN); the first run holds 0 there instead.
+TEST(Section1And8Bf8, MfmaDecodesEveryCodeExactly) {
+  Bf8MatrixCase c{"cdna3/v_mfma_f32_16x16x32_fp8_fp8", "mfma_f32_16x16x32_bf8_bf8", "float4_t", 16, 16, 32, 4};
+  ASSERT_EQ(bf8Value(0x40), 1.0);
+  for (bool withNaN : {false, true}) {
+    SCOPED_TRACE(withNaN ? "with the NaN code" : "without the NaN code");
+    std::vector<uint8_t> A(16 * 32, 0), B(32 * 16, 0);
+    for (int m = 0; m < 16; ++m)
+      for (int k = 0; k < 16; ++k)
+        A[m * 32 + k] = (uint8_t)(16 * m + k);
+    if (!withNaN)
+      A[8 * 32 + 0] = 0x00;
+    for (int n = 0; n < 16; ++n)
+      B[n * 16 + n] = 0x40;
+    Bf8Run run = runBf8Mfma(c, A, B, std::vector<float>(16 * 16, 0.0f));
+    ASSERT_EQ((int)run.d.size(), 64 * 4);
+    EXPECT_TRUE(run.rep.clean()) << run.rep.summary();
+    int seen = 0;
+    for (int l = 0; l < 64; ++l)
+      for (int r = 0; r < 4; ++r) {
+        auto [m, n] = run.td.cells[l][r];
+        int code = 16 * m + n;
+        if (m == 8 && withNaN)
+          EXPECT_TRUE(std::isnan(run.d[l * 4 + r])) << "D[8][" << n << "]";
+        else if (code == 0x80)
+          EXPECT_EQ(run.d[l * 4 + r], 0.0f);
+        else
+          EXPECT_EQ((double)run.d[l * 4 + r], bf8Value((uint8_t)code)) << std::hex << "code 0x" << code;
+        ++seen;
+      }
+    EXPECT_EQ(seen, 256);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Section1And8, Bf8MatrixInstr,
+    ::testing::Values(Bf8MatrixCase{"cdna3/v_mfma_f32_32x32x16_fp8_fp8", "mfma_f32_32x32x16_bf8_bf8", "float16_t", 32,
+                                    32, 16, 16},
+                      Bf8MatrixCase{"cdna3/v_mfma_f32_16x16x32_fp8_fp8", "mfma_f32_16x16x32_bf8_bf8", "float4_t", 16,
+                                    16, 32, 4}),
+    [](const auto &info) {
+      std::string s = info.param.builtin;
+      for (char &ch : s)
+        if (!isalnum((unsigned char)ch))
+          ch = '_';
+      return s;
+    });
+
+// The bf8 MFMA is gfx942's: on a wave32 target it is reported, not run.
+TEST(Section1Mfma, Bf8MfmaOnWave32IsReported) {
+  auto emu = makeEmulator("gfx1151");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void bf8_w32(float *d) {
+  tl::float4_t c = {1, 1, 1, 1};
+  d[tl::hw::thread_id()] = tl::hw::mfma_f32_16x16x32_bf8_bf8(0x4040404040404040L, 0x4040404040404040L, c)[0];
+}
+)", "bf8_w32");
+  ASSERT_TRUE(k);
+  auto *d = (float *)emu->allocate(32 * 4);
+  LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, 32}, {Arg::pointer(d)});
+  EXPECT_EQ(rep.invalidInstructions, 1);
+}
+
 // A WMMA whose lanes l and l+16 disagree is flagged (section 2: halves duplicated).
 TEST(Section2Wmma, UnduplicatedOperandsAreReported) {
   auto emu = makeEmulator("gfx1151");
@@ -586,6 +772,130 @@ TEST(Conversions, Fp8E4M3FnuzEncodeMatchesNearestEvenEverywhere) {
   ASSERT_EQ(r.encoded.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i)
     EXPECT_EQ(r.encoded[i], nearestFp8(in[i])) << "input " << in[i] << std::hex << " got 0x" << (int)r.encoded[i];
+}
+
+/// The e5m2fnuz code nearest to x by brute force over every finite code; ties
+/// go to the even code (even mantissa); beyond +-57344 it saturates; a zero
+/// result is +0 (section 8: no -0). Independent of the prelude's bit tricks.
+uint8_t nearestBf8(double x) {
+  if (std::isnan(x))
+    return 0x80;
+  uint8_t best = 0;
+  double bestErr = INFINITY;
+  for (int c = 0; c < 256; ++c) {
+    if (c == 0x80)
+      continue;
+    double err = std::fabs(bf8Value((uint8_t)c) - x);
+    if (err < bestErr || (err == bestErr && (c & 1) == 0 && (best & 1) == 1)) {
+      best = (uint8_t)c;
+      bestErr = err;
+    }
+  }
+  return (best & 0x7f) == 0 ? 0 : best;
+}
+
+Fp8Conversion convertBf8OnEmulator(const std::vector<float> &inputs) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void cvtbf8(const float *in, unsigned char *out, float *dec, int n) {
+  for (int i = tl::hw::thread_id(); i < n; i += 64) out[i] = tl::from_f32<tl::fp8e5m2fnuz>(in[i]).bits;
+  for (int i = tl::hw::thread_id(); i < 256; i += 64) dec[i] = tl::to_f32(tl::fp8e5m2fnuz{(unsigned char)i});
+}
+)", "cvtbf8");
+  Fp8Conversion r;
+  if (!k)
+    return r;
+  const int n = (int)inputs.size();
+  auto *in = (float *)emu->allocate(n * 4);
+  auto *out = (uint8_t *)emu->allocate(n);
+  auto *dec = (float *)emu->allocate(256 * 4);
+  std::copy(inputs.begin(), inputs.end(), in);
+  launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(in), Arg::pointer(out), Arg::pointer(dec), Arg::integer(n)});
+  r.encoded.assign(out, out + n);
+  r.decoded.assign(dec, dec + 256);
+  return r;
+}
+
+// Section 8: every e5m2fnuz code decodes exactly; 0x80 is the only NaN.
+TEST(Conversions, Fp8E5M2FnuzDecodesEveryCodeExactly) {
+  Fp8Conversion r = convertBf8OnEmulator({0.0f});
+  ASSERT_EQ(r.decoded.size(), 256u);
+  for (int c = 0; c < 256; ++c) {
+    if (c == 0x80)
+      EXPECT_TRUE(std::isnan(r.decoded[c]));
+    else
+      EXPECT_EQ((double)r.decoded[c], bf8Value((uint8_t)c)) << std::hex << "code 0x" << c;
+  }
+  EXPECT_EQ(r.decoded[0x7f], 57344.0f);  // max
+  EXPECT_EQ(r.decoded[0xff], -57344.0f);
+  EXPECT_EQ(r.decoded[0x04], 0x1p-15f);  // min normal
+  EXPECT_EQ(r.decoded[0x01], 0x1p-17f);  // min subnormal
+  EXPECT_EQ(r.decoded[0x40], 1.0f);      // bias 16
+  EXPECT_EQ(r.decoded[0x7c], 32768.0f);  // 2^15, the top binade (no inf/NaN codes there)
+}
+
+// Section 8 edge cases: saturation at 57344, NaN 0x80, no -0, round to nearest even.
+TEST(Conversions, Fp8E5M2FnuzEncodeEdgeCases) {
+  struct Case {
+    float in;
+    uint8_t code;
+  } cases[] = {
+      {57344.0f, 0x7f},     {-57344.0f, 0xff},   {61440.0f, 0x7f},  // 61440 would round up to 65536: saturates
+      {60000.0f, 0x7f},     {1e30f, 0x7f},       {INFINITY, 0x7f},  {-INFINITY, 0xff},
+      {NAN, 0x80},          {-NAN, 0x80},
+      {0.0f, 0x00},         {-0.0f, 0x00},       {-1e-10f, 0x00},   // no -0
+      {0x1p-18f, 0x00},     // half the smallest subnormal: tie, to even (0)
+      {-0x1p-18f, 0x00},
+      {0x1.000002p-18f, 0x01},  // just above that tie
+      {0x3p-18f, 0x02},     // 1.5 * 2^-17: tie between codes 1 and 2, to even
+      {0x5p-18f, 0x02},     // 2.5 * 2^-17: tie between codes 2 and 3, to even
+      {0x1p-15f, 0x04},     // min normal
+      {0x7p-18f, 0x04},     // 3.5 * 2^-17: tie between subnormal 3 and 2^-15 (code 4), to even
+      {0x1.ep-16f, 0x04},   // 3.75 * 2^-17 rounds up into the normals
+      {1.0f, 0x40},
+      {1.125f, 0x40},       // 1 + 1/8: tie between m=0 and m=1, to even
+      {1.375f, 0x42},       // 1 + 3/8: tie between m=1 and m=2, to even
+      {-1.375f, 0xc2},
+      {1.875f, 0x44},       // 1 + 7/8: tie between m=3 and 2.0, to even (carries into the next binade)
+      {53248.0f, 0x7e},     // tie between 49152 (m=2) and 57344 (m=3), to even
+      {55000.0f, 0x7f},
+      {0.99f, 0x40},        // rounds up into the next binade
+      {-3.0f, 0xc6},        // -1.5 * 2^1
+      {240.0f, 0x60},       // e4m3fnuz's max, 1.875 * 2^7: a tie between 224 (m=3) and 256, to even (256)
+  };
+  std::vector<float> in;
+  for (const Case &c : cases)
+    in.push_back(c.in);
+  Fp8Conversion r = convertBf8OnEmulator(in);
+  ASSERT_EQ(r.encoded.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    EXPECT_EQ(r.encoded[i], cases[i].code) << "case " << i << " (" << cases[i].in << ")" << std::hex << " got 0x"
+                                           << (int)r.encoded[i];
+}
+
+// Every finite code round-trips, and every midpoint between neighbouring
+// values (the ties), and points an f32 ulp either side, encode to the
+// brute-force nearest-even code.
+TEST(Conversions, Fp8E5M2FnuzEncodeMatchesNearestEvenEverywhere) {
+  std::vector<double> values;
+  for (int c = 0; c < 0x80; ++c)
+    values.push_back(bf8Value((uint8_t)c));  // ascending: 0 .. 57344
+  std::vector<float> in;
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (float sgn : {1.0f, -1.0f}) {
+      in.push_back(sgn * (float)values[i]);
+      if (i + 1 < values.size()) {
+        float mid = (float)((values[i] + values[i + 1]) / 2);
+        in.push_back(sgn * mid);
+        in.push_back(sgn * std::nextafter(mid, 0.0f));
+        in.push_back(sgn * std::nextafter(mid, INFINITY));
+      }
+    }
+  }
+  Fp8Conversion r = convertBf8OnEmulator(in);
+  ASSERT_EQ(r.encoded.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    EXPECT_EQ(r.encoded[i], nearestBf8(in[i])) << "input " << in[i] << std::hex << " got 0x" << (int)r.encoded[i];
 }
 
 // --- cross-lane (section 5) ------------------------------------------------------------
