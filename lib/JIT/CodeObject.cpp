@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/BinaryFormat/MsgPackReader.h"
 #include "llvm/MC/MCAsmInfo.h"
 #include "llvm/MC/MCContext.h"
 #include "llvm/MC/MCDisassembler/MCDisassembler.h"
@@ -283,6 +284,42 @@ struct KernelMetadata {
   llvm::msgpack::MapDocNode kernel;
 };
 
+/// True when `blob` holds one complete msgpack object whose map keys are all
+/// strings, as in AMDGPU metadata. msgpack::Document orders map keys with a
+/// comparison that traps (llvm_unreachable) on array and map keys, so a
+/// damaged note is checked with the plain reader first.
+bool msgpackKeysAreStrings(llvm::StringRef blob) {
+  struct Open {
+    uint64_t left;  ///< items still to read (a map's keys and values both count)
+    bool map;
+  };
+  llvm::msgpack::Reader reader(blob);
+  llvm::SmallVector<Open, 8> open;
+  do {
+    llvm::msgpack::Object object;
+    llvm::Expected<bool> read = reader.read(object);
+    if (!read) {
+      llvm::consumeError(read.takeError());
+      return false;
+    }
+    if (!*read)
+      return false;  // truncated
+    if (!open.empty()) {
+      bool isKey = open.back().map && open.back().left % 2 == 0;
+      if (isKey && object.Kind != llvm::msgpack::Type::String)
+        return false;
+      --open.back().left;
+    }
+    if (object.Kind == llvm::msgpack::Type::Map && object.Length > 0)
+      open.push_back({2 * uint64_t(object.Length), true});
+    else if (object.Kind == llvm::msgpack::Type::Array && object.Length > 0)
+      open.push_back({uint64_t(object.Length), false});
+    while (!open.empty() && open.back().left == 0)
+      open.pop_back();
+  } while (!open.empty());
+  return true;
+}
+
 llvm::Error readKernelMetadata(const llvm::object::ELF64LEObjectFile &object,
                                KernelMetadata &out) {
   const auto &elf = object.getELFFile();
@@ -297,7 +334,7 @@ llvm::Error readKernelMetadata(const llvm::object::ELF64LEObjectFile &object,
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
         continue;
       llvm::StringRef blob = note.getDescAsStringRef(section.sh_addralign);
-      if (!out.document.readFromBlob(blob, /*Multi=*/false))
+      if (!msgpackKeysAreStrings(blob) || !out.document.readFromBlob(blob, /*Multi=*/false))
         return llvm::createStringError("malformed AMDGPU metadata (msgpack)");
       llvm::msgpack::DocNode &root = out.document.getRoot();
       if (!root.isMap())
