@@ -157,11 +157,9 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
 
   void runOnOperation() override {
     func::FuncOp f = getOperation();
-    const TargetInfo *target = lookupTarget(arch);
-    if (!target) {
-      f.emitError() << "unknown target '" << arch << "' (known: " << knownTargetsList() << ")";
+    const TargetInfo *target = targetOrError(f, arch);
+    if (!target)
       return signalPassFailure();
-    }
     Builder b(&getContext());
     const int waves = numWavesOf(f);
     // Each block of LDS: a tile (all its buffers) or a reduction's scratch,

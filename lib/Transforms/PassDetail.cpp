@@ -21,6 +21,13 @@ int numWavesOf(func::FuncOp f) {
   return 4;
 }
 
+const TargetInfo *targetOrError(func::FuncOp f, llvm::StringRef arch) {
+  const TargetInfo *target = lookupTarget(arch.str());
+  if (!target)
+    f.emitError() << "unknown target '" << arch << "' (known: " << knownTargetsList() << ")";
+  return target;
+}
+
 tile::AllocOp allocOf(Value v) { return v.getDefiningOp<tile::AllocOp>(); }
 
 } // namespace tilec

@@ -15,6 +15,10 @@ std::optional<ElemType> toElemType(mlir::Type t);
 /// Number of waves per workgroup of a kernel (`tile.num_waves`, default 4).
 int numWavesOf(mlir::func::FuncOp f);
 
+/// The target called `arch`; otherwise an error on `f` naming the known
+/// targets, and nullptr.
+const TargetInfo *targetOrError(mlir::func::FuncOp f, llvm::StringRef arch);
+
 /// The alloc that defines a tile value, or null (e.g. a block argument).
 tile::AllocOp allocOf(mlir::Value tile);
 

@@ -59,11 +59,9 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
 
   void runOnOperation() override {
     func::FuncOp f = getOperation();
-    const TargetInfo *target = lookupTarget(arch);
-    if (!target) {
-      f.emitError() << "unknown target '" << arch << "' (known: " << knownTargetsList() << ")";
+    const TargetInfo *target = targetOrError(f, arch);
+    if (!target)
       return signalPassFailure();
-    }
     SmallVector<scf::ForOp> loops;
     f.walk([&](scf::ForOp loop) {
       auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages);

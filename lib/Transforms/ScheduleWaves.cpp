@@ -64,11 +64,9 @@ struct ScheduleWaves : tilec::impl::TilecScheduleWavesBase<ScheduleWaves> {
 
   void runOnOperation() override {
     func::FuncOp f = getOperation();
-    const TargetInfo *target = lookupTarget(arch);
-    if (!target) {
-      f.emitError() << "unknown target '" << arch << "' (known: " << knownTargetsList() << ")";
+    const TargetInfo *target = targetOrError(f, arch);
+    if (!target)
       return signalPassFailure();
-    }
     numWaves = numWavesOf(f);
     threads = int64_t(numWaves) * target->waveSize;
     SmallVector<scf::ForOp> loops;

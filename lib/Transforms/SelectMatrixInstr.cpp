@@ -19,11 +19,9 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
 
   void runOnOperation() override {
     func::FuncOp f = getOperation();
-    const TargetInfo *target = lookupTarget(arch);
-    if (!target) {
-      f.emitError() << "unknown target '" << arch << "' (known: " << knownTargetsList() << ")";
+    const TargetInfo *target = targetOrError(f, arch);
+    if (!target)
       return signalPassFailure();
-    }
     f->setAttr(tile::attr::kTarget, StringAttr::get(&getContext(), arch));
     int waves = numWavesOf(f);
     WalkResult r = f.walk([&](tile::GemmOp g) {
