@@ -172,7 +172,7 @@ template <class T, int R, int C, int Threads, class G>
 TL_INLINE void load_staging(Staging<T, R, C, Threads> &s, const G &g, int r0, int c0) {
   for (int j = 0; j < s.perThread; ++j) {
     int i = thread_id() + j * Threads;
-    if (i < R * C)
+    if ((R * C) % Threads == 0 || i < R * C)  // no branch when the tile divides evenly
       s.v[j] = g.load(r0 + i / C, c0 + i % C);
   }
 }
@@ -182,7 +182,7 @@ template <class L, class T, int R, int C, int Threads>
 TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads> &s) {
   for (int j = 0; j < s.perThread; ++j) {
     int i = thread_id() + j * Threads;
-    if (i < R * C)
+    if ((R * C) % Threads == 0 || i < R * C)
       dst.store(i / C, i % C, s.v[j]);
   }
 }
