@@ -6,6 +6,13 @@
 # build-fuzz/artifacts/<target>/.
 #
 #   tests/fuzz/run-short.sh [SECONDS_PER_TARGET]      (default 60)
+#
+# Targets in TILEC_FUZZ_EXPLORE (default: tile_ir params) explore new inputs
+# for the time budget; the others replay their corpus and regressions once
+# (-runs=0). code_object replays only: exploring it finds crashes inside
+# LLVM 19's AMDGPU instruction printer on mutated code objects (not fixed yet:
+# docs/fuzzing.md, tests/fuzz/known-crashes/), which would make CI fail at
+# random. Run it with TILEC_FUZZ_EXPLORE="tile_ir params code_object" by hand.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${TILEC_FUZZ_BUILD_DIR:-$root/build-fuzz}"
@@ -34,6 +41,7 @@ cmake --build "$build" -j "$jobs" --target tilec_fuzzers
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 
+explore=" ${TILEC_FUZZ_EXPLORE:-tile_ir params} "
 status=0
 for target in tile_ir params code_object; do
   corpus="$build/corpus/$target"
@@ -44,9 +52,15 @@ for target in tile_ir params code_object; do
   if [ -d "$root/tests/fuzz/regressions/$target" ]; then
     cp "$root/tests/fuzz/regressions/$target"/* "$corpus"/
   fi
-  echo "== tilec_fuzz_$target: ${seconds}s"
+  budget=(-max_total_time="$seconds")
+  if [[ "$explore" == *" $target "* ]]; then
+    echo "== tilec_fuzz_$target: ${seconds}s"
+  else
+    budget=(-runs=0)
+    echo "== tilec_fuzz_$target: replaying its corpus and regressions"
+  fi
   if ! "$build/bin/tilec_fuzz_$target" "$corpus" \
-      -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
+      "${budget[@]}" -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
       -artifact_prefix="$artifacts/" -print_final_stats=1 2>"$build/fuzz-$target.log"; then
     tail -n 60 "$build/fuzz-$target.log"
     echo "tilec_fuzz_$target: FAILED (reproducer in $artifacts)"
