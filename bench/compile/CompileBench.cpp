@@ -22,6 +22,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 
+#include "MachineContext.h"
+
 #include <benchmark/benchmark.h>
 #include <unistd.h>  // environ
 
@@ -263,21 +265,11 @@ void BM_Autotune100(benchmark::State &state, const tilec::kernels::KernelInfo *k
 }
 
 /// "Intel(R) Xeon(R) ..." from /proc/cpuinfo, or "unknown".
-std::string cpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  return "unknown";
-}
 
 } // namespace
 
 int main(int argc, char **argv) {
-  benchmark::AddCustomContext("cpu_model", cpuModel());
-  benchmark::AddCustomContext("hardware_concurrency", std::to_string(std::thread::hardware_concurrency()));
+  tilec::bench::addMachineContext();
   for (const tilec::kernels::KernelInfo &k : tilec::kernels::shippedKernels()) {
     for (const char *arch : kTargets) {
       std::string suffix = "/" + k.name + "/" + arch;

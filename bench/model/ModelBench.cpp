@@ -20,6 +20,8 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 
+#include "MachineContext.h"
+
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 
@@ -270,21 +272,11 @@ void BM_VendorGemm(benchmark::State &state, std::string arch, std::string librar
   }
 }
 
-std::string cpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  return "unknown";
-}
 
 } // namespace
 
 int main(int argc, char **argv) {
-  benchmark::AddCustomContext("cpu_model", cpuModel());
-  benchmark::AddCustomContext("hardware_concurrency", std::to_string(std::thread::hardware_concurrency()));
+  tilec::bench::addMachineContext();
   for (const char *arch : kTargets)
     for (const auto &size : kSizes) {
       std::string suffix = std::string("/gemm/") + arch + "/" + sizeName(size);
