@@ -34,11 +34,14 @@ public:
   /// A finite real number.
   double real(const std::string &name);
 
+  /// The value as given (or its default), unchecked: for parameters that take
+  /// a keyword as well as a number (seq_k=seq_q, scale=auto).
+  const std::string &raw(const std::string &name);
+
   bool ok() const { return error_.empty(); }
   Error error() const { return Error{error_}; }
 
 private:
-  const std::string &raw(const std::string &name);
   void fail(const std::string &msg);
 
   std::string kernel_;

@@ -1,5 +1,6 @@
 #include "Registry.h"
 
+#include "Attention.h"
 #include "Gemm.h"
 
 namespace tilec::kernels {
@@ -7,6 +8,8 @@ namespace tilec::kernels {
 const std::vector<KernelInfo> &shippedKernels() {
   static const std::vector<KernelInfo> kernels = {
       gemmKernelInfo(),
+      attentionKernelInfo(),
+      pagedDecodeKernelInfo(),
   };
   return kernels;
 }

@@ -28,9 +28,12 @@ struct TensorSpec {
   DType dtype;
   std::vector<int64_t> shape;
   bool output = false;  ///< written by the kernel, checked against the reference
+  /// Fixed contents (e.g. sequence offsets, a block table); empty: random
+  /// inputs in [-1, 1) rounded to the type (outputs: NaN before the launch).
+  std::vector<double> values = {};
 };
 
-/// One f32 scalar argument of a concrete problem (e.g. an fp8 GEMM's scale),
+/// One f32 or i32 scalar argument of a concrete problem (e.g. an fp8 GEMM's scale),
 /// passed by value. `position` is its index in the kernel's argument list,
 /// tensors and scalars counted together (a tensor is one argument, whatever
 /// its rank).
@@ -38,6 +41,7 @@ struct ScalarSpec {
   std::string name;
   float value = 0;
   size_t position = 0;
+  bool i32 = false;  ///< an i32 argument (value holds an integer) rather than f32
 };
 
 /// A concrete problem for a shipped kernel (from its -p values): the tensors

@@ -16,6 +16,9 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <cstdio>
+
 using namespace mlir;
 
 namespace tilec {
@@ -31,6 +34,22 @@ FailureOr<std::string> cType(Operation *at, Type t) {
   if (t.isInteger(32)) return std::string("int");
   if (t.isIndex()) return std::string("int");
   return at->emitOpError() << "element type " << t << " is not supported by the HIP emitter yet";
+}
+
+/// A C++ float literal for `v`; infinities and NaN through builtins.
+std::string floatLiteral(double v) {
+  if (std::isnan(v))
+    return "__builtin_nanf(\"\")";
+  if (std::isinf(v))
+    return v < 0 ? "(-__builtin_inff())" : "__builtin_inff()";
+  // Nine significant digits identify every f32 (the literal's type): the
+  // value the kernel computes with is v rounded to f32, exactly.
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s + "f";
 }
 
 class Emitter {
@@ -126,7 +145,7 @@ LogicalResult Emitter::emitArith(Operation &op) {
           return success();
         }
         if (auto fl = dyn_cast<FloatAttr>(c.getValue())) {
-          names[c] = llvm::formatv("{0:e}f", fl.getValueAsDouble()).str();
+          names[c] = floatLiteral(fl.getValueAsDouble());
           return success();
         }
         return c.emitOpError() << "constant kind is not supported by the HIP emitter";
@@ -167,7 +186,7 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   if (Value sv = m.getScalarValue())
     s = name(sv);
   else if (auto a = m.getScalar())
-    s = llvm::formatv("{0:e}f", a->convertToDouble()).str();
+    s = floatLiteral(a->convertToDouble());
   std::string fn;
   using F = tile::MapFn;
   switch (m.getFn()) {
@@ -191,7 +210,9 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   case F::div: fn = "x / y"; break;
   case F::max: fn = "__builtin_fmaxf(x, y)"; break;
   case F::min: fn = "__builtin_fminf(x, y)"; break;
-  case F::sub_exp2: fn = "__builtin_exp2f(x - y)"; break;
+  // No value seen yet (rhs = -inf, so lhs is -inf too): nothing to rescale.
+  case F::sub_exp2: fn = "y == -__builtin_inff() ? 0.0f : __builtin_exp2f(x - y)"; break;
+  case F::safe_div: fn = "y == 0.0f ? 0.0f : x / y"; break;
   }
   if (m.getBroadcastCols())
     return m.emitOpError() << "column broadcasts are not supported by the HIP emitter yet";
@@ -214,6 +235,30 @@ LogicalResult Emitter::emitOp(Operation &op) {
         if (!idx)
           return d.emitOpError() << "needs a constant dimension index";
         names[d] = name(d.getSource()) + "_d" + std::to_string(*idx);
+        return success();
+      })
+      .Case([&](tile::LoadIndexOp l) {
+        std::string n = fresh("v");
+        line() << "const int " << n << " = " << name(l.getSource()) << "_g.load(" << name(l.getIndices()[0])
+               << ", " << (l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0") << ");\n";
+        names[l] = n;
+        return success();
+      })
+      .Case([&](tile::WindowOp w) {
+        std::string n = fresh("w");
+        bool two = w.getOrigin().size() > 1;
+        line() << "const auto " << n << "_g = " << name(w.getSource()) << "_g.window(" << name(w.getOrigin()[0])
+               << ", " << (two ? name(w.getOrigin()[1]) : "0") << ", " << name(w.getSizes()[0]) << ", "
+               << (two ? name(w.getSizes()[1]) : "1") << ");\n";
+        line() << "const int " << n << "_d0 = " << n << "_g.rows, " << n << "_d1 = " << n << "_g.cols;\n";
+        names[w] = n;
+        return success();
+      })
+      .Case([&](tile::MaskOp m) {
+        int64_t window = m.getWindow() ? *m.getWindow() : 0;
+        line() << "tl::mask<" << (m.getCausal() ? "true" : "false") << ", " << window << ">("
+               << name(m.getTile()) << ", " << name(m.getRow()) << ", " << name(m.getCol()) << ", "
+               << name(m.getColEnd()) << ");\n";
         return success();
       })
       .Case([&](tile::BlockIdOp b) {
@@ -263,7 +308,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
       })
       .Case([&](tile::FillOp fl) {
         auto t = cast<tile::TileType>(fl.getDest().getType());
-        std::string v = llvm::formatv("{0:e}f", fl.getValue().convertToDouble()).str();
+        std::string v = floatLiteral(fl.getValue().convertToDouble());
         if (t.isLds())
           line() << "tl::fill_lds<" << threads << ">(" << name(fl.getDest()) << ", tl::from_f32<"
                  << *cType(fl, t.getElementType()) << ">(" << v << "));\n";
@@ -437,7 +482,12 @@ FailureOr<EmittedKernel> Emitter::run() {
 
   // Which tensors are written: the others are passed as const.
   llvm::DenseSet<Value> written;
-  f.walk([&](tile::StoreOp s) { written.insert(s.getDest()); });
+  f.walk([&](tile::StoreOp s) {
+    Value v = s.getDest();
+    while (auto w = v.getDefiningOp<tile::WindowOp>())
+      v = w.getSource();
+    written.insert(v);
+  });
 
   std::string params, views;
   llvm::raw_string_ostream ps(params), vs(views);

@@ -78,7 +78,12 @@ Error prepare(const CompiledKernel &k, const std::vector<LaunchArg> &args, std::
   for (size_t axis = 0; axis < k.grid.size() && axis < 3; ++axis) {
     const GridDim &g = k.grid[axis];
     int64_t extent = g.tile;
-    if (g.arg >= 0) {
+    if (g.arg >= 0 && g.axis < 0) {
+      if (g.arg >= static_cast<int>(args.size()) || args[g.arg].kind != LaunchArg::I32)
+        return Error{"launch of " + k.name + ": grid axis " + std::to_string(axis) + " refers to a missing i32 scalar argument"};
+      int64_t v = static_cast<int64_t>(args[g.arg].value);
+      extent = v <= 0 ? 0 : (v + g.tile - 1) / g.tile;
+    } else if (g.arg >= 0) {
       if (g.arg >= static_cast<int>(args.size()) || g.axis >= static_cast<int>(args[g.arg].shape.size()))
         return Error{"launch of " + k.name + ": grid axis " + std::to_string(axis) + " refers to a missing tensor dimension"};
       extent = (args[g.arg].shape[g.axis] + g.tile - 1) / g.tile;

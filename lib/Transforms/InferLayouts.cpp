@@ -44,6 +44,19 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     }
   }
 
+  const TargetInfo *target = nullptr;
+
+  /// The layout of a row vector of tiles laid out as `l`: it depends on the
+  /// instruction, the wave grid and the row count only, so its parent shape is
+  /// canonical (rows x the narrowest width the grid allows). Row vectors of S
+  /// (BM x BN) and O (BM x D) in attention then share one layout.
+  AccLayout rowsOf(const AccLayout &l) {
+    const MatrixInstr *mi = target ? target->findInstr(l.instr.getValue().str()) : nullptr;
+    int64_t width = (mi ? mi->n : 1) * l.waveGrid[1];
+    return {l.instr, l.waveGrid,
+            DenseI64ArrayAttr::get(l.instr.getContext(), {l.parentShape[0], width})};
+  }
+
   /// Propagates between two tiles related by `op` (same shape or rows-of).
   void relate(Operation *op, Value x, Value y) {
     auto tx = cast<tile::TileType>(x.getType()), ty = cast<tile::TileType>(y.getType());
@@ -55,10 +68,11 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     } else {
       Value full = tx.getRank() == 2 ? x : y, rows = tx.getRank() == 2 ? y : x;
       if (layouts.count(full)) {
-        AccLayout l = layouts[full];
-        assign(op, rows, l);
+        assign(op, rows, rowsOf(layouts[full]));
       } else if (layouts.count(rows)) {
-        assign(op, full, layouts[rows]);
+        AccLayout l = layouts[rows];
+        l.parentShape = DenseI64ArrayAttr::get(op->getContext(), cast<tile::TileType>(full.getType()).getShape());
+        assign(op, full, l);
       }
     }
   }
@@ -79,6 +93,8 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   void runOnOperation() override {
     func::FuncOp f = getOperation();
     Builder b(&getContext());
+    if (auto arch = f->getAttrOfType<StringAttr>(tile::attr::kTarget))
+      target = lookupTarget(arch.getValue().str());
     f.walk([&](tile::GemmOp g) {
       auto c = cast<tile::TileType>(g.getC().getType());
       auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);

@@ -3,6 +3,12 @@
 #include "Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <cmath>
+#include <functional>
+#include <tuple>
 
 namespace tilec {
 #define GEN_PASS_DEF_TILECSELECTMATRIXINSTR
@@ -28,12 +34,99 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
       return succeeded(select(g, *target, waves)) ? WalkResult::advance() : WalkResult::interrupt();
     });
     if (r.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    unifyRowGroups(f, *target, waves);
+  }
+
+  /// Accumulators whose rows meet (a row vector reduced from one and
+  /// broadcast over another, as the row maxima of S = Q K^T rescale O in
+  /// attention) must keep each row on the same lanes: one matrix instruction
+  /// and one wave grid for the whole group. The group takes the first
+  /// instruction (in the target's order) and grid that tile every member,
+  /// preferring grids of one wave per row band (wn = 1) when the group has row
+  /// vectors, so that row reductions stay within a wave, then the grid whose
+  /// per-wave tiles are most square over all members.
+  void unifyRowGroups(func::FuncOp f, const TargetInfo &target, int waves) {
+    llvm::DenseMap<Value, Value> parent;  // union-find over register tiles
+    std::function<Value(Value)> leaderOf = [&](Value v) -> Value {
+      auto it = parent.find(v);
+      if (it == parent.end() || it->second == v)
+        return v;
+      return it->second = leaderOf(it->second);
+    };
+    llvm::DenseSet<Value> hasRowVector;
+    auto isReg = [](Value v) { return cast<tile::TileType>(v.getType()).isReg(); };
+    auto link = [&](Value x, Value y) {
+      if (!isReg(x) || !isReg(y))
+        return;
+      Value lx = leaderOf(x), ly = leaderOf(y);
+      if (lx != ly)
+        parent[lx] = ly;
+      for (Value v : {x, y})
+        if (cast<tile::TileType>(v.getType()).getRank() == 1)
+          hasRowVector.insert(v);
+    };
+    f.walk([&](Operation *op) {
+      if (auto m = dyn_cast<tile::MapOp>(op)) {
+        for (Value in : m.getInputs())
+          if (!(m.getBroadcastCols() && cast<tile::TileType>(in.getType()).getRank() == 1))
+            link(m.getDest(), in);
+      } else if (auto red = dyn_cast<tile::ReduceOp>(op)) {
+        if (red.getAxis() == 1)
+          link(red.getSource(), red.getDest());
+      } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
+        link(c.getSource(), c.getDest());
+      }
+    });
+    llvm::MapVector<Value, llvm::SmallVector<tile::GemmOp>> groups;
+    f.walk([&](tile::GemmOp g) { groups[leaderOf(g.getC())].push_back(g); });
+    for (auto &[leader, gemms] : groups) {
+      bool rows = llvm::any_of(hasRowVector, [&, l = leader](Value v) { return leaderOf(v) == l; });
+      if (gemms.size() < 2 && !rows)
+        continue;
+      std::optional<ElemType> et = toElemType(cast<tile::TileType>(gemms[0].getA().getType()).getElementType());
+      if (!et)
+        continue;
+      struct Candidate {
+        const MatrixInstr *instr;
+        int wm, wn;
+        std::tuple<bool, size_t, double> key;
+      };
+      std::optional<Candidate> best;
+      std::vector<const MatrixInstr *> instrs = target.instrsFor(*et);
+      for (size_t i = 0; i < instrs.size(); ++i)
+        for (int wm = 1; wm <= waves; ++wm) {
+          if (waves % wm)
+            continue;
+          int wn = waves / wm;
+          double skew = 0;
+          bool fits = true;
+          for (tile::GemmOp g : gemms) {
+            auto a = cast<tile::TileType>(g.getA().getType());
+            auto c = cast<tile::TileType>(g.getC().getType());
+            if (toElemType(a.getElementType()) != et || a.cols() % instrs[i]->k ||
+                c.rows() % (int64_t(wm) * instrs[i]->m) || c.cols() % (int64_t(wn) * instrs[i]->n)) {
+              fits = false;
+              break;
+            }
+            skew += std::abs(std::log2(double(c.rows()) / wm) - std::log2(double(c.cols()) / wn));
+          }
+          Candidate cand{instrs[i], wm, wn, {rows && wn > 1, i, skew}};
+          if (fits && (!best || cand.key < best->key))
+            best = cand;
+        }
+      if (!best)
+        continue; // each keeps its own choice; tilec-infer-layouts names the conflict
+      Builder bld(f.getContext());
+      for (tile::GemmOp g : gemms) {
+        g->setAttr(pattr::kInstr, bld.getStringAttr(best->instr->name));
+        g->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({best->wm, best->wn}));
+      }
+    }
   }
 
   LogicalResult select(tile::GemmOp g, const TargetInfo &target, int waves) {
     auto a = cast<tile::TileType>(g.getA().getType());
-    auto b = cast<tile::TileType>(g.getB().getType());
     auto c = cast<tile::TileType>(g.getC().getType());
     std::optional<ElemType> et = toElemType(a.getElementType());
     std::vector<const MatrixInstr *> instrs;

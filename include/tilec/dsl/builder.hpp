@@ -73,7 +73,9 @@ public:
     detail::State &s = *state_;
     detail::Call call(&s, loc);
     std::string ssa = addArg(name, ArgKind::Index, DType::i32, 0);
-    return s.value(s.addValue(ssa, 0));
+    int id = s.addValue(ssa, 0);
+    s.scalarArgOfValue[id] = static_cast<int>(s.args.size()) - 1;
+    return s.value(id);
   }
   /// A run-time i32 scalar argument, used as an index (arith.index_cast).
   Index scalarI32(const std::string &name, SourceLoc loc = {}) {
@@ -83,7 +85,9 @@ public:
     std::string ssa = s.uniqueName(arg + "_index");
     s.castLines.push_back(
         s.addLine("%" + ssa + " = arith.index_cast %" + arg + " : i32 to index"));
-    return s.value(s.addValue(ssa, 0));
+    int id = s.addValue(ssa, 0);
+    s.scalarArgOfValue[id] = static_cast<int>(s.args.size()) - 1;
+    return s.value(id);
   }
 
   //--- Launch grid ----------------------------------------------------------
@@ -106,9 +110,19 @@ public:
         dims.push_back({-1, 0, e.tile_});
         continue;
       }
+      if (e.tensor_ == GridExtent::kScalar) {
+        auto arg = s.scalarArgOfValue.find(e.axis_);
+        if (e.state_ != &s || arg == s.scalarArgOfValue.end())
+          return s.report("grid", which + ": the extent must be an i32 or index scalar argument of this kernel "
+                                          "(as scalarI32 or scalarIndex returned it)");
+        dims.push_back({arg->second, -1, e.tile_});
+        continue;
+      }
       if (e.tensor_ == GridExtent::kNoTensor || e.state_ != &s)
         return s.report("grid", which + " refers to a tensor of a different kernel");
       const detail::TensorInfo &t = s.tensors[e.tensor_];
+      if (t.arg < 0)
+        return s.report("grid", which + ": " + t.name + " is a window; size the grid by a kernel argument");
       if (e.axis_ < 0 || e.axis_ >= t.rank)
         return s.report("grid", which + ": tensor " + t.str() + " has no dimension " +
                                     std::to_string(e.axis_));
@@ -165,6 +179,69 @@ public:
     Index rows = ::tilec::dsl::min(gridM - firstM, Index(order.groupM), loc);
     Index r = pid % inGroup;
     return {firstM + r % rows, r / rows};
+  }
+
+  //--- Tensor windows and scalar reads -----------------------------------------
+
+  /// The window of `t` at `origin` (one index per dimension) of `sizes`
+  /// elements, clipped to `t` (tile.window): a tensor whose element (i, j) is
+  /// t[origin[0] + i][origin[1] + j]. Loads outside it read 0 and stores
+  /// outside it are dropped, so a kernel can address one sequence of a packed
+  /// batch, or one head's columns, without touching its neighbours.
+  Tensor window(const Tensor &t, const std::vector<Index> &origin, const std::vector<Index> &sizes,
+                SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.window";
+    const detail::TensorInfo *x = s.tensor(t, op, "source");
+    if (!x)
+      return Tensor();
+    if (origin.size() != static_cast<size_t>(x->rank) || sizes.size() != static_cast<size_t>(x->rank)) {
+      s.report(op, "a window of tensor " + x->str() + " needs " + std::to_string(x->rank) +
+                       " origin index(es) and as many sizes, got " + std::to_string(origin.size()) + " and " +
+                       std::to_string(sizes.size()));
+      return Tensor();
+    }
+    auto o = operands(origin, op), z = operands(sizes, op);
+    if (!o || !z)
+      return Tensor();
+    detail::TensorInfo w{x->name + "_window", s.uniqueName(x->name + "_w"), x->dtype, x->rank, -1,
+                         s.regions.back()};
+    std::string type = x->type();
+    s.body.push_back(s.addLine("%" + w.ssa + " = " + op + " %" + x->ssa + "[" + *o + "] [" + *z + "] : " + type));
+    s.tensors.push_back(std::move(w));
+    return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
+  }
+
+  /// Element `position` of a rank-1 i32 tensor, as an index (tile.load_index);
+  /// a position past the end reads 0. E.g. a sequence's offset in a packed batch.
+  Index loadIndex(const Tensor &t, const Index &position, SourceLoc loc = {}) {
+    return loadIndex(t, std::vector<Index>{position}, loc);
+  }
+  /// Element `at` (one index per dimension) of an i32 tensor of rank 1 or 2,
+  /// e.g. a block-table entry; outside the tensor reads 0.
+  Index loadIndex(const Tensor &t, const std::vector<Index> &at, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.load_index";
+    const detail::TensorInfo *x = s.tensor(t, op, "source");
+    if (!x)
+      return detail::State::literal(0);
+    if (x->dtype != DType::i32) {
+      s.report(op, "reads an i32 tensor, got " + x->str());
+      return detail::State::literal(0);
+    }
+    if (at.size() != static_cast<size_t>(x->rank)) {
+      s.report(op, "needs " + std::to_string(x->rank) + " indices into tensor " + x->str() + ", got " +
+                       std::to_string(at.size()));
+      return detail::State::literal(0);
+    }
+    auto p = operands(at, op);
+    if (!p)
+      return detail::State::literal(0);
+    std::string ssa = s.temp();
+    s.body.push_back(s.addLine("%" + ssa + " = " + op + " %" + x->ssa + "[" + *p + "] : " + x->type()));
+    return s.value(s.addValue(ssa, s.regions.back()));
   }
 
   //--- Tiles ----------------------------------------------------------------
@@ -367,6 +444,37 @@ public:
   void subExp2(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {},
                SourceLoc loc = {}) {
     map(MapFn::sub_exp2, dst, lhs, rhs, o, loc);
+  }
+  /// dst = lhs / rhs, 0 where rhs is 0 (e.g. O / l for softmax rows that saw no key).
+  void safeDiv(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::safe_div, dst, lhs, rhs, o, loc);
+  }
+  /// Attention masking (tile.mask): element (i, j) of the score tile `s` is the
+  /// query at position `row + i` (signed, in key coordinates) against the key
+  /// at `col + j`; it becomes -inf when the key is at or past `colEnd`, or as
+  /// `options` say (causal, sliding window).
+  void mask(const Tile &scores, const Index &row, const Index &col, const Index &colEnd,
+            MaskOptions options = {}, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.mask";
+    const detail::TileInfo *t = s.tile(scores, op, "scores");
+    if (!t || !requireReg(op, *t))
+      return;
+    if (t->rank() != 2 || t->dtype != DType::f32)
+      return s.report(op, "masks a rank-2 f32 register tile of scores, got " + t->str());
+    if (options.window < 0)
+      return s.report(op, "window must be >= 0 (0: none), got " + std::to_string(options.window));
+    auto r = s.operand(row, op), c = s.operand(col, op), e = s.operand(colEnd, op);
+    if (!r || !c || !e)
+      return;
+    std::string attrs;
+    if (options.causal)
+      attrs = "causal";
+    if (options.window > 0)
+      attrs += std::string(attrs.empty() ? "" : ", ") + "window = " + std::to_string(options.window) + " : i64";
+    s.body.push_back(s.addLine(std::string(op) + " %" + t->ssa + " [" + *r + ", " + *c + ", " + *e + "]" +
+                               (attrs.empty() ? "" : " {" + attrs + "}") + " : " + t->type()));
   }
   /// dst = lhs + bias, one bias value per column.
   void addBias(const Tile &dst, const Tile &lhs, const Tile &bias, SourceLoc loc = {}) {

@@ -115,7 +115,8 @@ struct TensorInfo {
   std::string name, ssa;
   DType dtype;
   int rank;
-  int arg; ///< position in the kernel signature
+  int arg; ///< position in the kernel signature; -1 for a window (KernelBuilder::window)
+  int region = 0; ///< where a window is defined (0: function body)
   std::string type() const { return memrefType(dtype, rank); }
   /// "A: memref<?x?xbf16>"
   std::string str() const { return name + ": " + type(); }
@@ -162,6 +163,7 @@ struct State {
   std::vector<TileInfo> tiles;
   std::vector<ValueInfo> values;
   std::vector<std::string> scalars; ///< SSA names of f32 scalar arguments
+  std::map<int, int> scalarArgOfValue; ///< Index value id of an i32/index argument -> its position
 
   // The entry block: constants, casts of i32 arguments, block ids, tensor
   // sizes and tile allocations, each emitted once, then the body.
@@ -359,6 +361,11 @@ inline const TensorInfo *State::tensor(const Tensor &t, const std::string &op, c
                    (t.valid() ? "" : " (default-constructed Tensor)"));
     return nullptr;
   }
+  if (!inScope(tensors[t.id_].region)) {
+    report(op, std::string(role) + " window " + tensors[t.id_].name +
+                   " is used outside the loop body that defines it");
+    return nullptr;
+  }
   return &tensors[t.id_];
 }
 
@@ -447,16 +454,29 @@ inline Index max(const Index &a, const Index &b, SourceLoc loc) {
 inline GridExtent GridExtent::ceilDiv(const Tensor &t, int axis, int64_t tile) {
   return GridExtent(t.state_, t.valid() ? t.id_ : kNoTensor, axis, tile);
 }
+inline GridExtent GridExtent::ceilDiv(const Index &scalar, int64_t tile) {
+  return GridExtent(scalar.state_, kScalar, scalar.isConstant() ? -1 : scalar.id_, tile);
+}
 
 inline Index Tensor::dim(int axis, SourceLoc loc) const {
   if (!valid())
     return detail::State::literal(0);
   detail::State &s = *state_;
   detail::Call call(&s, loc);
-  const detail::TensorInfo &t = s.tensors[id_];
+  const detail::TensorInfo *tp = s.tensor(*this, "memref.dim", "tensor");
+  if (!tp)
+    return detail::State::literal(0);
+  const detail::TensorInfo &t = *tp;
   if (axis < 0 || axis >= t.rank) {
     s.report("memref.dim", "tensor " + t.str() + " has no dimension " + std::to_string(axis));
     return detail::State::literal(0);
+  }
+  if (t.arg < 0) {
+    // A window's sizes are known where it is defined, not at the kernel's entry.
+    std::string ssa = s.uniqueName(t.ssa + "_dim" + std::to_string(axis));
+    std::string c = *s.operand(Index(axis), "memref.dim");
+    s.body.push_back(s.addLine("%" + ssa + " = memref.dim %" + t.ssa + ", " + c + " : " + t.type()));
+    return s.value(s.addValue(ssa, s.regions.back()));
   }
   auto it = s.dimValue.find({id_, axis});
   if (it != s.dimValue.end())

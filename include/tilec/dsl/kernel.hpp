@@ -16,8 +16,9 @@ class KernelBuilder;
 } // namespace dsl
 
 /// One grid axis. Its extent is ceil(dim `axis` of kernel argument `arg` / `tile`);
-/// with arg == -1 the extent is the constant `tile`. This is the `tile.grid`
-/// function attribute: `array<i64: arg, axis, tile>`.
+/// with axis == -1, ceil(the value of scalar argument `arg` / `tile`); with
+/// arg == -1 the constant `tile`. This is the `tile.grid` function attribute:
+/// `array<i64: arg, axis, tile>`.
 struct GridDim {
   int arg;
   int axis;

@@ -36,7 +36,8 @@ enum class MapFn {
   add_scalar, // src + scalar
   // binary: dst = f(lhs, rhs)
   add, sub, mul, div, max, min,
-  sub_exp2 // exp2(lhs - rhs): online-softmax rescaling
+  sub_exp2, // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
+  safe_div  // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
 };
 
 enum class ReduceKind { sum, max, min };
@@ -70,6 +71,12 @@ struct TileOrder {
 };
 struct GemmOptions {
   bool transposeB = false; ///< B is given as N x K (e.g. K of attention)
+};
+/// tile.mask: which scores of an attention tile are masked out (besides keys
+/// at or past the end).
+struct MaskOptions {
+  bool causal = false; ///< keys after the query position
+  int64_t window = 0;  ///< > 0: keys `window` or more positions before the query (sliding window)
 };
 struct MapOptions {
   Broadcast broadcast = Broadcast::PerRow;
@@ -115,6 +122,7 @@ inline const char *mapFnName(MapFn fn) {
   case MapFn::max: return "max";
   case MapFn::min: return "min";
   case MapFn::sub_exp2: return "sub_exp2";
+  case MapFn::safe_div: return "safe_div";
   }
   return "?";
 }
@@ -156,6 +164,7 @@ private:
   friend struct detail::State;
   friend class KernelBuilder;
   friend class Tensor;
+  friend class GridExtent;
   Index(detail::State *state, int id) : state_(state), id_(id) {}
 
   detail::State *state_ = nullptr;
@@ -180,6 +189,9 @@ class GridExtent {
 public:
   /// ceil(dim `axis` of `t` / tile) workgroups.
   static GridExtent ceilDiv(const Tensor &t, int axis, int64_t tile);
+  /// ceil(value of `scalar` / tile) workgroups, for an i32 or index scalar
+  /// argument (e.g. the longest sequence of a packed batch).
+  static GridExtent ceilDiv(const Index &scalar, int64_t tile);
   /// A constant number of workgroups.
   static GridExtent fixed(int64_t count) { return GridExtent(nullptr, kConstant, 0, count); }
 
@@ -187,7 +199,7 @@ private:
   friend class KernelBuilder;
   GridExtent(detail::State *state, int tensor, int axis, int64_t tile)
       : state_(state), tensor_(tensor), axis_(axis), tile_(tile) {}
-  static constexpr int kConstant = -1, kNoTensor = -2;
+  static constexpr int kConstant = -1, kNoTensor = -2, kScalar = -3; ///< kScalar: axis_ is the Index value id
   detail::State *state_;
   int tensor_; ///< kConstant: the extent is `tile_`; kNoTensor: an invalid Tensor was given
   int axis_;

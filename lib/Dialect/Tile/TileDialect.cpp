@@ -160,6 +160,29 @@ LogicalResult LoadOp::verify() {
   return success();
 }
 
+LogicalResult WindowOp::verify() {
+  int64_t rank = getSource().getType().getRank();
+  if (static_cast<int64_t>(getOrigin().size()) != rank || static_cast<int64_t>(getSizes().size()) != rank)
+    return emitOpError() << "a window of " << getSource().getType() << " needs " << rank
+                         << " origin index(es) and " << rank << " size(s), got " << getOrigin().size()
+                         << " and " << getSizes().size();
+  return success();
+}
+
+LogicalResult LoadIndexOp::verify() {
+  if (static_cast<int64_t>(getIndices().size()) != getSource().getType().getRank())
+    return emitOpError() << "needs " << getSource().getType().getRank() << " indices into "
+                         << getSource().getType() << ", got " << getIndices().size();
+  return success();
+}
+
+LogicalResult MaskOp::verify() {
+  auto t = cast<TileType>(getTile().getType());
+  if (t.getRank() != 2 || !t.getElementType().isF32())
+    return emitOpError() << "masks a rank-2 f32 register tile of scores, got " << shapeStr(t);
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   auto t = cast<TileType>(getDest().getType());
   if (getSource().getType().getRank() != 2 || t.getRank() != 2)

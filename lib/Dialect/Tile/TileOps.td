@@ -37,7 +37,8 @@ def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     I32EnumAttrCase<"div", 23>,
     I32EnumAttrCase<"max", 24>,
     I32EnumAttrCase<"min", 25>,
-    I32EnumAttrCase<"sub_exp2", 26>    // exp2(lhs - rhs): online-softmax rescaling
+    I32EnumAttrCase<"sub_exp2", 26>,   // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
+    I32EnumAttrCase<"safe_div", 27>    // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
   ]> {
   let cppNamespace = "::tilec::tile";
 }
@@ -59,6 +60,54 @@ def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
   let results = (outs Index:$result);
   let assemblyFormat = "$dim attr-dict `:` type($result)";
+}
+
+def Tile_LoadIndexOp : Tile_Op<"load_index", [MemoryEffects<[MemRead]>]> {
+  let summary = "read one element of an i32 tensor as an index";
+  let description = [{
+    `%s = tile.load_index %cu[%b] : memref<?xi32>` reads `cu[b]` (e.g. a
+    sequence offset); `tile.load_index %bt[%s, %j] : memref<?x?xi32>` reads a
+    block-table entry. A position outside the tensor reads 0. Every thread
+    reads the same element.
+  }];
+  let arguments = (ins MemRefRankOf<[I32], [1, 2]>:$source, Variadic<Index>:$indices);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
+def Tile_WindowOp : Tile_Op<"window", [Pure, AttrSizedOperandSegments, AllTypesMatch<["source", "result"]>]> {
+  let summary = "a rectangular window of a global tensor, itself a tensor";
+  let description = [{
+    `%w = tile.window %Q[%r, %c] [%rows, %cols] : memref<?x?xbf16>` is the
+    tensor `Q[r : r + rows, c : c + cols]`, clipped to Q: element `(i, j)` of
+    the window is `Q[r + i][c + j]`, its sizes are `min(rows, Q rows - r)` and
+    `min(cols, Q cols - c)` (0 when the origin is outside Q). Loads outside the
+    window read 0 and stores outside it are dropped, exactly as at a tensor's
+    edge, so a kernel can address one sequence of a packed batch, or one head
+    of a [tokens, heads * head_dim] tensor, without reading its neighbours.
+    A rank-1 window has one origin and one size.
+  }];
+  let arguments = (ins Tile_Global:$source, Variadic<Index>:$origin, Variadic<Index>:$sizes);
+  let results = (outs Tile_Global:$result);
+  let assemblyFormat = "$source `[` $origin `]` `[` $sizes `]` attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
+def Tile_MaskOp : Tile_Op<"mask"> {
+  let summary = "set the masked-out scores of an attention tile to -inf";
+  let description = [{
+    `tile.mask %s [%row, %col, %col_end] {causal, window = 256 : i64} : !tile.tile<64x64xf32, reg>`
+    treats element `(i, j)` of `s` as the score of query position `row + i`
+    (signed, in key coordinates: a causal mask aligned to the bottom right
+    passes `q0 + seq_k - seq_q`) against key position `col + j`, and sets it
+    to -inf when the key is at or past `col_end`, or, with `causal`, after the
+    query position, or, with `window = W`, W or more positions before it.
+  }];
+  let arguments = (ins Tile_RegTile:$tile, Index:$row, Index:$col, Index:$col_end, UnitAttr:$causal,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$window);
+  let assemblyFormat = "$tile `[` $row `,` $col `,` $col_end `]` attr-dict `:` type($tile)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

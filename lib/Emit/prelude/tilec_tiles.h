@@ -108,20 +108,31 @@ TL_INLINE int imin(int a, int b) { return a < b ? a : b; }
 TL_INLINE int imax(int a, int b) { return a > b ? a : b; }
 
 // --- global tensors through buffer resources (amd-targets.md section 4) --------
-/// A row-major tensor of `rows` x `cols` elements. Reads outside it give 0 and
-/// writes are dropped: each element access is either wholly in or wholly out
-/// of range, because the offset of an out-of-range element is pushed past
-/// num_records, which the hardware bounds check then rejects.
+/// A row-major tensor of `rows` x `cols` elements, or a window of one
+/// (tile.window): element (r, c) is `origin + r * pitch + c` elements past the
+/// buffer's base. Reads outside it give 0 and writes are dropped: each element
+/// access is either wholly in or wholly out of range, because the offset of
+/// an out-of-range element is pushed past num_records, which the hardware
+/// bounds check then rejects.
 template <class T, unsigned Flags> struct Global {
   hw::rsrc_t rsrc;
-  int rows, cols;
-  TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c) {
+  int rows, cols, pitch, origin;
+  TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c), pitch(c), origin(0) {
     long bytes = (long)r * c * (long)sizeof(T);
     rsrc = hw::make_rsrc(p, (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes), Flags);
   }
+  /// The window at (r0, c0) of nr x nc elements, clipped to this tensor.
+  TL_INLINE Global window(int r0, int c0, int nr, int nc) const {
+    Global w = *this;
+    const bool in = r0 >= 0 && r0 <= rows && c0 >= 0 && c0 <= cols;
+    w.rows = in ? imax(0, imin(nr, rows - r0)) : 0;
+    w.cols = in ? imax(0, imin(nc, cols - c0)) : 0;
+    w.origin = in ? origin + r0 * pitch + c0 : 0;
+    return w;
+  }
   TL_INLINE int offset(int r, int c) const {
     bool in = r >= 0 && r < rows && c >= 0 && c < cols;
-    return in ? (r * cols + c) * (int)sizeof(T) : 0x7fffffff & ~3;
+    return in ? (origin + r * pitch + c) * (int)sizeof(T) : 0x7fffffff & ~3;
   }
   static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "Global: elements of 1, 2 or 4 bytes");
   TL_INLINE T load(int r, int c) const {
@@ -344,9 +355,19 @@ template <class Atom, int Rows, int Cols, int WM, int WN> struct Acc {
 /// One value per row of an Acc tile, held by the lanes that own that row:
 /// element (tm, e) is row Acc::row(tm, e).
 template <class A> struct Rows {
+  using acc = A;
   static constexpr int rows = A::rows;
   float v[A::TM][A::E];
 };
+
+/// True when row vectors of Acc tiles A and B put every row on the same lanes
+/// (same instruction, rows and wave grid; the column counts may differ), so
+/// that a row vector of one broadcasts over the other (attention: the row
+/// maxima of S = Q K^T rescale O).
+template <class A, class B>
+inline constexpr bool same_rows = A::rows == B::rows && A::wm == B::wm && A::wn == B::wn &&
+                                  A::atom::M == B::atom::M && A::atom::N == B::atom::N &&
+                                  A::atom::Lanes == B::atom::Lanes && A::E == B::E;
 
 template <class A> TL_INLINE void fill(A &t, float x) {
   for (int i = 0; i < A::TM; ++i)
@@ -375,7 +396,8 @@ template <class A, class F> TL_INLINE void map(A &dst, const A &lhs, const A &rh
         dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][j][e]);
 }
 /// dst = f(lhs, rhs[row]): rhs broadcast along each row.
-template <class A, class F> TL_INLINE void map(A &dst, const A &lhs, const Rows<A> &rhs, F f) {
+template <class A, class B, class F> TL_INLINE void map(A &dst, const A &lhs, const Rows<B> &rhs, F f) {
+  static_assert(same_rows<A, B>, "row vector of a tile whose rows live on other lanes");
   for (int i = 0; i < A::TM; ++i)
     for (int j = 0; j < A::TN; ++j)
       for (int e = 0; e < A::E; ++e)
@@ -400,8 +422,9 @@ TL_INLINE float shfl_xor(float x, int mask) {
 /// Row reduction: dst[row] = op(dst[row] if accumulate, src[row][*]). Lanes
 /// that share a row combine through shuffles; the WN waves that share a row
 /// combine through `scratch` (Rows x WN floats of LDS), between barriers.
-template <class A, class Op>
-TL_INLINE void reduce_rows(Rows<A> &dst, const A &src, Op op, bool accumulate, float *scratch) {
+template <class B, class A, class Op>
+TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, float *scratch) {
+  static_assert(same_rows<A, B>, "row vector of a tile whose rows live on other lanes");
   float part[A::TM][A::E];
   for (int i = 0; i < A::TM; ++i)
     for (int e = 0; e < A::E; ++e) {
@@ -514,13 +537,33 @@ template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, in
       for (int e = 0; e < A::E; ++e)
         g.store(r0 + A::row(i, e), c0 + A::col(j, e), from_f32<T>(t.v[i][j][e]));
 }
-/// Writes a row vector to a rank-1 tensor (each row once).
-template <class A, class G> TL_INLINE void store_tile(const Rows<A> &t, const G &g, int r0, int) {
+/// Writes a row vector to rows r0.. of column c0 (0 for a rank-1 tensor),
+/// each row once.
+template <class A, class G> TL_INLINE void store_tile(const Rows<A> &t, const G &g, int r0, int c0) {
   using T = decltype(g.load(0, 0));
   if (A::col(0, 0) % (A::cols / A::wn) == 0 && A::wave_n() == 0)
     for (int i = 0; i < A::TM; ++i)
       for (int e = 0; e < A::E; ++e)
-        g.store(r0 + A::row(i, e), 0, from_f32<T>(t.v[i][e]));
+        g.store(r0 + A::row(i, e), c0, from_f32<T>(t.v[i][e]));
+}
+
+/// Attention masking (tile.mask): element (i, j) scores query position
+/// row0 + i against key position col0 + j; it becomes -inf when the key is at
+/// or past col_end, or (Causal) after the query, or (Window > 0) Window or
+/// more positions before it.
+template <bool Causal, int Window, class A> TL_INLINE void mask(A &s, int row0, int col0, int col_end) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e) {
+        const int q = row0 + A::row(i, e), k = col0 + A::col(j, e);
+        bool out = k >= col_end;
+        if constexpr (Causal)
+          out = out || k > q;
+        if constexpr (Window > 0)
+          out = out || k <= q - Window;
+        if (out)
+          s.v[i][j][e] = -__builtin_inff();
+      }
 }
 /// Accumulator tile -> LDS tile (e.g. to feed it to another gemm).
 template <class A, class L> TL_INLINE void copy(const L &dst, const A &src) {

@@ -75,3 +75,35 @@ func.func @bad_type(%d: !tile.tile<0x64xf32, reg>) {
 func.func @bad_waves() attributes {tile.num_waves = 0 : i64} {
   return
 }
+
+// -----
+
+func.func @window_rank(%Q: memref<?x?xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.window' op a window of 'memref<?x?xbf16>' needs 2 origin index(es) and 2 size(s), got 1 and 2}}
+  %w = tile.window %Q[%i] [%i, %i] : memref<?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @mask_type(%s: !tile.tile<64x64xbf16, reg>, %i: index) {
+  // expected-error @+1 {{'tile.mask' op masks a rank-2 f32 register tile of scores, got 64x64xbf16 (reg)}}
+  tile.mask %s [%i, %i, %i] {causal} : !tile.tile<64x64xbf16, reg>
+  return
+}
+
+// -----
+
+func.func @mask_window(%s: !tile.tile<64x64xf32, reg>, %i: index) {
+  // expected-error @+1 {{'tile.mask' op attribute 'window' failed to satisfy constraint}}
+  tile.mask %s [%i, %i, %i] {window = 0 : i64} : !tile.tile<64x64xf32, reg>
+  return
+}
+
+// -----
+
+func.func @load_index_type(%t: memref<?xf32>, %i: index) {
+  // expected-error @+1 {{'tile.load_index' op operand #0 must be 1D/2D memref of 32-bit signless integer values}}
+  %x = tile.load_index %t[%i] : memref<?xf32>
+  return
+}

@@ -5,21 +5,35 @@
 // tile's MFMA 32x32x8 operand reads go down a column (32 rows per phase), so
 // unpadded rows of 64 bytes put every read on 2 banks; an XOR swizzle spreads
 // them without extra bytes. B's reads run along rows and need nothing.
-// Offsets are 16-byte aligned; the 2x2 wave grid's row reduction needs
-// 128 rows x 2 waves x 4 bytes of scratch, which reuses A's bytes: A is dead
-// by then (liveness over the function's top-level ops).
+// Offsets are 16-byte aligned.
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: tile.lds_bytes = 16384 : i64
 // CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, row_stride = 32 : i64, swizzle = array<i64: 1, 1, 32>} : !tile.tile<128x32xbf16, lds>
 // CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "b", offset = 8192 : i64, row_stride = 128 : i64} : !tile.tile<32x128xbf16, lds>
-// CHECK: tile.reduce sum {{.*}} scratch_offset = 0 : i64
 func.func @gemm() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a"} : !tile.tile<128x32xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
   %c = tile.alloc {name = "c"} : !tile.tile<128x128xf32, reg>
-  %r = tile.alloc {name = "r"} : !tile.tile<128xf32, reg>
   tile.gemm %a, %b, %c : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
-  tile.reduce sum %c -> %r {axis = 1 : i64} : !tile.tile<128x128xf32, reg>, !tile.tile<128xf32, reg>
+  return
+}
+
+// -----
+
+// A row reduction over a wave grid with several waves per row band (a 32-row
+// C cannot be split over 4 waves along its rows) needs 32 rows x 4 waves x 4
+// bytes of LDS scratch; it reuses B's bytes: the tiles are dead by then
+// (liveness over the function's top-level ops).
+// CHECK-LABEL: func.func @row_scratch
+// CHECK: wave_grid = array<i64: 1, 4>
+// CHECK: tile.reduce sum {{.*}} scratch_offset = 0 : i64
+func.func @row_scratch() attributes {tile.num_waves = 4 : i64} {
+  %a = tile.alloc {name = "a"} : !tile.tile<32x32xbf16, lds>
+  %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
+  %c = tile.alloc {name = "c"} : !tile.tile<32x128xf32, reg>
+  %r = tile.alloc {name = "r"} : !tile.tile<32xf32, reg>
+  tile.gemm %a, %b, %c : !tile.tile<32x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<32x128xf32, reg>
+  tile.reduce sum %c -> %r {axis = 1 : i64} : !tile.tile<32x128xf32, reg>, !tile.tile<32xf32, reg>
   return
 }
 

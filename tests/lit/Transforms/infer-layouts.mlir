@@ -2,10 +2,14 @@
 
 // The accumulator layout flows to tiles mapped from it and to the row vector
 // of its reduction (online-softmax shape: m = rowmax(S); P = exp2(S - m)).
+// With a row vector, tilec-select-matrix-instr prefers one wave per row band
+// (wave grid 4x1: the row reduction stays inside each wave), which 32x32x8
+// cannot tile for 64 rows, so 16x16x16. A row vector's parent shape is
+// canonical: rows x (instruction N * wn).
 // CHECK-LABEL: func.func @softmax_rows
-// CHECK: tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "acc", name = "s", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 2, 2>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "acc", name = "p", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 2, 2>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "rows", name = "m", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 2, 2>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "s", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "p", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "m", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
 func.func @softmax_rows(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x32xbf16, lds>) attributes {tile.num_waves = 4 : i64} {
   %s = tile.alloc {name = "s"} : !tile.tile<64x64xf32, reg>
   %p = tile.alloc {name = "p"} : !tile.tile<64x64xf32, reg>
@@ -53,5 +57,28 @@ func.func @register_operand(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x3
   tile.gemm %q, %k, %s {transpose_b} : !tile.tile<64x32xbf16, lds>, !tile.tile<64x32xbf16, lds>, !tile.tile<64x64xf32, reg>
   tile.copy %s -> %p : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, reg>
   tile.gemm %p, %v, %o : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  return
+}
+
+// -----
+
+// Attention's two accumulators, S = Q K^T (64x64) and O (64x128), meet in the
+// row vectors (the maxima of S rescale O): one instruction and one wave grid
+// for both, and one layout for every row vector whichever tile it came from.
+// CHECK-LABEL: func.func @attention_rows
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "s", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "o", parent_shape = array<i64: 64, 128>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "m", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "alpha", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
+func.func @attention_rows(%q: !tile.tile<64x128xbf16, lds>, %k: !tile.tile<64x128xbf16, lds>, %p: !tile.tile<64x64xbf16, lds>, %v: !tile.tile<64x128xbf16, lds>) attributes {tile.num_waves = 4 : i64} {
+  %s = tile.alloc {name = "s"} : !tile.tile<64x64xf32, reg>
+  %o = tile.alloc {name = "o"} : !tile.tile<64x128xf32, reg>
+  %m = tile.alloc {name = "m"} : !tile.tile<64xf32, reg>
+  %alpha = tile.alloc {name = "alpha"} : !tile.tile<64xf32, reg>
+  tile.gemm %q, %k, %s {transpose_b} : !tile.tile<64x128xbf16, lds>, !tile.tile<64x128xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.reduce max %s -> %m {axis = 1 : i64} : !tile.tile<64x64xf32, reg>, !tile.tile<64xf32, reg>
+  tile.map exp2 %alpha, %m : !tile.tile<64xf32, reg>, !tile.tile<64xf32, reg>
+  tile.map mul %o, %o, %alpha : !tile.tile<64x128xf32, reg>, !tile.tile<64x128xf32, reg>, !tile.tile<64xf32, reg>
+  tile.gemm %p, %v, %o : !tile.tile<64x64xbf16, lds>, !tile.tile<64x128xbf16, lds>, !tile.tile<64x128xf32, reg>
   return
 }

@@ -238,3 +238,85 @@ TEST(Misuse, DefaultConstructedHandles) {
 }
 
 } // namespace
+
+namespace {
+
+// Attention's DSL additions: tensor windows, index reads, masks, scalar grids.
+
+TEST(Misuse, WindowNeedsOneOriginAndSizePerDimension) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  f.kb.window(f.A, {0}, {4, 4});
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.window", {"needs 2 origin index(es)", "got 1 and 2"}));
+}
+
+TEST(Misuse, WindowUsedOutsideItsLoop) {
+  Fixture f;
+  Tensor w;
+  f.kb.forLoop(0, 4, 1, [&](Index i) { w = f.kb.window(f.A, {i, 0}, {1, 32}); });
+  int line = __LINE__ + 1;
+  f.kb.load(w, {0, 0}, f.a);
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.load", {"window", "outside the loop body that defines it"}));
+}
+
+TEST(Misuse, LoadIndexNeedsI32) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  f.kb.loadIndex(f.A, 0);
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.load_index", {"reads an i32 tensor", "A: memref<?x?xbf16>"}));
+}
+
+TEST(Misuse, MaskNeedsF32Scores) {
+  Fixture f;
+  Tile s = f.kb.regTile("s", {64, 64}, DType::bf16);
+  int line = __LINE__ + 1;
+  f.kb.mask(s, 0, 0, 64, {.causal = true});
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.mask", {"rank-2 f32 register tile", "64x64xbf16 (reg)"}));
+}
+
+TEST(Misuse, MaskWindowMustNotBeNegative) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  f.kb.mask(f.acc, 0, 0, 64, {.window = -3});
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.mask", {"window must be >= 0", "-3"}));
+}
+
+TEST(Misuse, GridFromAScalarThatIsNotAnArgument) {
+  Fixture f;
+  Index n = f.A.dim(0) * 2;
+  int line = __LINE__ + 1;
+  f.kb.grid({GridExtent::ceilDiv(n, 64)});
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "grid", {"i32 or index scalar argument"}));
+}
+
+TEST(Misuse, GridFromAWindow) {
+  Fixture f;
+  Tensor w = f.kb.window(f.A, {0, 0}, {8, 8});
+  int line = __LINE__ + 1;
+  f.kb.grid({GridExtent::ceilDiv(w, 0, 64)});
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "grid", {"is a window"}));
+}
+
+// A grid axis sized by an i32 argument is recorded as (argument, axis -1).
+TEST(DslWindows, ScalarGridAndWindowIR) {
+  KernelBuilder kb("w");
+  Tensor X = kb.tensor("X", DType::bf16, 2);
+  Tensor cu = kb.tensor("cu", DType::i32, 1);
+  Index n = kb.scalarI32("n");
+  kb.grid({GridExtent::ceilDiv(n, 64), GridExtent::fixed(3)});
+  Index start = kb.loadIndex(cu, kb.blockId(1));
+  Tensor w = kb.window(X, {start, 0}, {n, 16});
+  Tile t = kb.ldsTile("t", {64, 16}, DType::bf16);
+  kb.load(w, {kb.blockId(0) * 64, 0}, t);
+  Kernel k = kb.finish();
+  ASSERT_TRUE(k.ok()) << k.error();
+  ASSERT_EQ(k.grid().size(), 2u);
+  EXPECT_EQ(k.grid()[0].arg, 2);
+  EXPECT_EQ(k.grid()[0].axis, -1);
+  EXPECT_EQ(k.grid()[0].tile, 64);
+  EXPECT_NE(k.tileIR().find("tile.grid = [array<i64: 2, -1, 64>, array<i64: -1, 0, 3>]"), std::string::npos) << k.tileIR();
+  EXPECT_NE(k.tileIR().find("tile.load_index %cu["), std::string::npos) << k.tileIR();
+  EXPECT_NE(k.tileIR().find("= tile.window %X["), std::string::npos) << k.tileIR();
+}
+
+} // namespace

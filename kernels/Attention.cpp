@@ -1,0 +1,618 @@
+// Attention forward (prefill), FlashAttention-2 style, in the tilec DSL.
+//
+// Layout (packed variable-length batch, as inference engines pack prefill):
+//   Q, O   [total_q, heads * D]      sequence b is rows cu_seqlens_q[b] .. cu_seqlens_q[b+1]
+//   K, V   [total_k, kv_heads * D]   likewise with cu_seqlens_k; head h reads kv head
+//                                     h / (heads / kv_heads) (GQA; MQA with one kv head)
+//   LSE    [total_q, heads] f32       log-sum-exp of each query row's scores (natural log),
+//                                     for the backward pass and split-KV combining
+// Grid: ceil(max_seqlen_q / BM) x heads x batch; one workgroup computes BM query rows of
+// one head of one sequence. Windows (tile.window) cut that sequence's rows and that head's
+// columns out of the packed tensors, so ragged lengths need no padding: loads past the
+// sequence read 0 and stores past it are dropped.
+//
+// Per workgroup (default BM = BN = 64, D = 128, 4 waves, bf16):
+//   q_lds [BM, D]        the query block, loaded once               16 KiB
+//   k_lds, v_lds [BN, D] one key/value block per step                32 KiB
+//   p_lds [BM, BN]       the probabilities, rounded to Q's type       8 KiB
+//   registers: S [BM, BN] and O [BM, D] f32 accumulators, row vectors m, l (f32)
+// Online softmax in base 2: S is scaled by softmax_scale * log2(e), so P = exp2(S - m)
+// and LSE = (m + log2(l)) * ln(2). Causal and sliding-window blocks that are wholly
+// masked are skipped by the key loop's bounds; the blocks on the diagonal are masked
+// (tile.mask). Causal masks align to the bottom right (query i sees keys up to
+// i + seq_k - seq_q), as FlashAttention does when seq_q != seq_k.
+#include "Attention.h"
+
+#include "Params.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace tilec::kernels {
+
+std::string attentionKernelName(const AttentionConfig &c) {
+  return "attn_fwd_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
+         std::to_string(c.kvHeads) + "_d" + std::to_string(c.headDim) + (c.causal ? "_causal" : "") +
+         (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(c.blockM) + "x" +
+         std::to_string(c.blockN) + "_w" + std::to_string(c.waves);
+}
+
+namespace {
+
+/// The tiles and steps of FlashAttention's online softmax, shared by the
+/// prefill and decode kernels: the caller loads Q into `q` once and each key
+/// block into `k` and `v`, then calls step().
+struct OnlineSoftmax {
+  dsl::KernelBuilder &kb;
+  dsl::Tile q, k, v, pT, s, p, o, m, mNew, l, alpha, lse;
+
+  OnlineSoftmax(dsl::KernelBuilder &b, int64_t BM, int64_t BN, int64_t D, DType t)
+      : kb(b), q(b.ldsTile("q_lds", {BM, D}, t)), k(b.ldsTile("k_lds", {BN, D}, t)),
+        v(b.ldsTile("v_lds", {BN, D}, t)), pT(b.ldsTile("p_lds", {BM, BN}, t)),
+        s(b.regTile("s", {BM, BN}, DType::f32)), p(b.regTile("p", {BM, BN}, DType::f32)),
+        o(b.regTile("o", {BM, D}, DType::f32)),
+        m(b.regTile("m", {BM}, DType::f32)),          // running row maximum (log2 units)
+        mNew(b.regTile("m_new", {BM}, DType::f32)),
+        l(b.regTile("l", {BM}, DType::f32)),          // running row sum of P
+        alpha(b.regTile("alpha", {BM}, DType::f32)),  // rescaling of the old O and l
+        lse(b.regTile("lse", {BM}, DType::f32)) {}
+
+  void init() {
+    kb.fill(o, 0.0);
+    kb.fill(m, -std::numeric_limits<double>::infinity());
+    kb.fill(l, 0.0);
+  }
+
+  /// One key block: S = Q K^T * scale * log2(e), masked (query row 0 at key
+  /// position `maskRow`, keys from `k0`, none at or past `keyEnd`), folded into
+  /// m, l and O.
+  void step(const dsl::Scalar &scale, const dsl::Index &maskRow, const dsl::Index &k0, const dsl::Index &keyEnd,
+            dsl::MaskOptions mask) {
+    using namespace dsl;
+    const double log2e = 1.4426950408889634;
+    // ---- S[BM,BN] = Q K^T * softmax_scale * log2(e), masked
+    kb.fill(s, 0.0);
+    kb.gemm(q, k, s, {.transposeB = true});
+    kb.scale(s, s, scale);
+    kb.scale(s, s, log2e);
+    kb.mask(s, maskRow, k0, keyEnd, mask);
+    // ---- online softmax: m' = max(m, rowmax S); P = exp2(S - m'); l = l*exp2(m - m') + rowsum P
+    kb.reduce(ReduceKind::max, s, mNew);
+    kb.max(mNew, mNew, m);
+    kb.subExp2(p, s, mNew);
+    kb.subExp2(alpha, m, mNew);
+    kb.mul(l, l, alpha);
+    kb.reduce(ReduceKind::sum, p, l, {.accumulate = true});
+    kb.convert(m, mNew);
+    // ---- O[BM,D] = O * alpha + P V
+    kb.mul(o, o, alpha);
+    kb.copy(p, pT);  // rounds P to Q's type for the matrix instruction
+    kb.gemm(pT, v, o);
+  }
+
+  /// O /= l (rows that saw no key give 0) and LSE = m*ln2 + ln(l) (-inf for
+  /// those rows), stored at row `row0` of the windows `out` and `lseOut`.
+  void finish(const dsl::Tensor &out, const dsl::Tensor &lseOut, const dsl::Index &row0) {
+    const double ln2 = 0.6931471805599453;
+    kb.safeDiv(o, o, l);
+    kb.store(o, out, {row0, 0});
+    kb.log(lse, l);
+    kb.scale(m, m, ln2);
+    kb.add(lse, lse, m);
+    kb.store(lse, lseOut, {row0, 0});
+  }
+};
+
+} // namespace
+
+Result<Kernel> buildAttention(const AttentionConfig &c) {
+  using namespace dsl;
+  if (c.kvHeads < 1 || c.heads % c.kvHeads != 0)
+    return Error{"attention: kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
+                 std::to_string(c.heads) + ")"};
+  const int64_t BM = c.blockM, BN = c.blockN, D = c.headDim;
+
+  KernelBuilder kb(attentionKernelName(c), {.numWaves = c.waves});
+  Tensor Q = kb.tensor("Q", c.dtype, 2);
+  Tensor K = kb.tensor("K", c.dtype, 2);
+  Tensor V = kb.tensor("V", c.dtype, 2);
+  Tensor O = kb.tensor("O", c.dtype, 2);
+  Tensor LSE = kb.tensor("LSE", DType::f32, 2);
+  Tensor cuQ = kb.tensor("cu_seqlens_q", DType::i32, 1);
+  Tensor cuK = kb.tensor("cu_seqlens_k", DType::i32, 1);
+  Scalar scale = kb.scalarF32("softmax_scale");
+  Index maxSeqQ = kb.scalarI32("max_seqlen_q");
+  Index batch = kb.scalarI32("batch");
+
+  kb.grid({GridExtent::ceilDiv(maxSeqQ, BM), GridExtent::fixed(c.heads), GridExtent::ceilDiv(batch, 1)});
+  Index qb = kb.blockId(0), h = kb.blockId(1), b = kb.blockId(2);
+  Index kvh = h / (c.heads / c.kvHeads);
+
+  // This sequence: rows [qStart, qStart + lq) of Q/O, [kStart, kStart + lk) of K/V.
+  // (max(end, start) - start: a malformed offset pair gives an empty sequence.)
+  Index qStart = kb.loadIndex(cuQ, b), kStart = kb.loadIndex(cuK, b);
+  Index lq = max(kb.loadIndex(cuQ, b + 1), qStart) - qStart;
+  Index lk = max(kb.loadIndex(cuK, b + 1), kStart) - kStart;
+  Tensor Qs = kb.window(Q, {qStart, h * D}, {lq, D});
+  Tensor Ks = kb.window(K, {kStart, kvh * D}, {lk, D});
+  Tensor Vs = kb.window(V, {kStart, kvh * D}, {lk, D});
+  Tensor Os = kb.window(O, {qStart, h * D}, {lq, D});
+  Tensor Ls = kb.window(LSE, {qStart, h}, {lq, 1});
+
+  // Keys this query block needs: [keyBegin, keyEnd). Query row q sees keys
+  // up to q + lk - lq (causal), and from q + lk - lq - window + 1 (window).
+  Index q0 = qb * BM;
+  Index active = min(lq - min(lq, q0), 1);  // 0 when the block starts past the sequence
+  Index keyEnd = lk;
+  if (c.causal) {
+    Index last = q0 + BM + lk;                 // exclusive bound + lq, kept non-negative
+    keyEnd = min(lk, max(last, lq) - lq);
+  }
+  keyEnd = keyEnd * active;
+  Index keyBegin = 0;
+  if (c.window > 0) {
+    Index first = q0 + lk + 1;                 // first key of row q0, + lq + window
+    keyBegin = max(first, lq + c.window) - (lq + c.window);
+  }
+  Index maskRow = q0 + lk - lq;                // query row q0 in key coordinates (may be negative)
+
+  OnlineSoftmax sm(kb, BM, BN, D, c.dtype);
+  kb.load(Qs, {q0, 0}, sm.q);
+  sm.init();
+  kb.forLoop(keyBegin / BN, cdiv(keyEnd, BN), 1, {.name = "kb"}, [&](Index j) {
+    Index k0 = j * BN;
+    kb.load(Ks, {k0, 0}, sm.k);
+    kb.load(Vs, {k0, 0}, sm.v);
+    sm.step(scale, maskRow, k0, lk, {.causal = c.causal, .window = c.window});
+  });
+  sm.finish(Os, Ls, q0);
+
+  Kernel kernel = kb.finish();
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return kernel;
+}
+
+namespace {
+
+/// The keys one query row attends to, for the reference.
+struct RowKeys {
+  int64_t count = 0;
+  std::function<bool(int64_t)> visible;          ///< not masked out
+  std::function<const double *(int64_t)> k, v;   ///< key j's K and V rows (head_dim values)
+};
+
+// Tolerance, per output row (u = 2^-24, uIn = unit roundoff of Q's type:
+// 2^-8 bf16, 2^-11 f16). Inputs are exact; the kernel's errors are
+//  - each score s_j = scale * q.k_j in f32: |ds_j| <= scale * (D + 3) * u * sum|q||k_j|
+//    (dot product, then two scalings), and the base-2 exponent adds at most
+//    2^-20 * (1 + |s_j - m| * log2(e)) for the subtraction of m and v_exp_f32's
+//    error; call the largest over the row's keys E. A shift common to every
+//    key (the row maximum, the alpha rescalings) cancels between O and l.
+//  - P rounded to Q's type before P @ V: relative uIn per term;
+//  - f32 accumulation of l and of P @ V over at most seq_k terms plus the
+//    per-block rescalings: gamma = (seq_k + 2 * key blocks + 8) * u, relative.
+// With weights w_j = p_j / l and A = sum_j w_j |v_j|:
+//   |O - ref| <= rel * A + uIn * (|ref| + rel * A),
+//   rel = (1 + uIn) * exp(2E) * (1 + gamma) - 1   (the last term: O rounded to Q's type);
+//   |LSE - ref| <= E + (exp(E) - 1) + gamma + 2^-21 * (|m| + |log l| + |lse|) (log and sums).
+const char *kToleranceRule =
+    "per row: |O-ref| <= rel*A + uIn*(|ref|+rel*A), A = sum_j w_j|v_j|, rel = (1+uIn)e^(2E)(1+g)-1, "
+    "E = max_j scale*(D+3)*2^-24*sum|q||k_j| + 2^-20*(1+|s_j-m|*log2 e), g = (seq_k+2*blocks+8)*2^-24; "
+    "|LSE-ref| <= E + e^E-1 + g + 2^-21*(|m|+|log l|+|lse|)";
+
+/// One query row of attention in double precision, with the tolerance above:
+/// out/outTol get head_dim values; a row that sees no key gives O = 0, LSE = -inf.
+void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blockN, const RowKeys &keys,
+               double *out, double *outTol, double &lse, double &lseTol) {
+  const double u = std::ldexp(1.0, -24), log2e = 1.4426950408889634;
+  std::vector<double> score(keys.count, -INFINITY), mag(keys.count, 0.0);
+  double mx = -INFINITY;
+  for (int64_t j = 0; j < keys.count; ++j) {
+    if (!keys.visible(j))
+      continue;
+    const double *kj = keys.k(j);
+    double dot = 0, abs = 0;
+    for (int64_t d = 0; d < D; ++d) {
+      dot += q[d] * kj[d];
+      abs += std::fabs(q[d] * kj[d]);
+    }
+    score[j] = scale * dot;
+    mag[j] = std::fabs(scale) * abs;
+    mx = std::max(mx, score[j]);
+  }
+  if (mx == -INFINITY) {  // no key visible
+    std::fill(out, out + D, 0.0);
+    std::fill(outTol, outTol + D, 0.0);
+    lse = -INFINITY;
+    lseTol = 0;
+    return;
+  }
+  const double gamma = double(keys.count + 2 * ((keys.count + blockN - 1) / blockN) + 8) * u;
+  double sum = 0, E = 0;
+  for (int64_t j = 0; j < keys.count; ++j)
+    if (score[j] != -INFINITY) {
+      sum += std::exp(score[j] - mx);
+      E = std::max(E, double(D + 3) * u * mag[j] + std::ldexp(1.0, -20) * (1 + std::fabs(score[j] - mx) * log2e));
+    }
+  const double rel = (1 + uIn) * std::exp(2 * E) * (1 + gamma) - 1;
+  for (int64_t d = 0; d < D; ++d) {
+    double acc = 0, a = 0;
+    for (int64_t j = 0; j < keys.count; ++j)
+      if (score[j] != -INFINITY) {
+        const double w = std::exp(score[j] - mx) / sum, vj = keys.v(j)[d];
+        acc += w * vj;
+        a += w * std::fabs(vj);
+      }
+    out[d] = acc;
+    outTol[d] = rel * a + uIn * (std::fabs(acc) + rel * a);
+  }
+  lse = mx + std::log(sum);
+  lseTol = E + (std::exp(E) - 1) + gamma +
+           std::ldexp(1.0, -21) * (std::fabs(mx * log2e) + std::fabs(std::log(sum)) + std::fabs(lse));
+}
+
+double unitRoundoff(DType t) { return t == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
+
+} // namespace
+
+Problem attentionProblem(const AttentionConfig &c, const std::vector<int64_t> &seqQ,
+                         const std::vector<int64_t> &seqK, double scale) {
+  const int64_t batch = static_cast<int64_t>(seqQ.size()), H = c.heads, KH = c.kvHeads, D = c.headDim;
+  std::vector<double> cuQ{0}, cuK{0};
+  for (int64_t b = 0; b < batch; ++b) {
+    cuQ.push_back(cuQ.back() + static_cast<double>(seqQ[b]));
+    cuK.push_back(cuK.back() + static_cast<double>(seqK[b]));
+  }
+  const int64_t totalQ = static_cast<int64_t>(cuQ.back()), totalK = static_cast<int64_t>(cuK.back());
+  const int64_t maxQ = *std::max_element(seqQ.begin(), seqQ.end());
+
+  Problem prob;
+  prob.tensors = {
+      {"Q", c.dtype, {totalQ, H * D}},
+      {"K", c.dtype, {totalK, KH * D}},
+      {"V", c.dtype, {totalK, KH * D}},
+      {"O", c.dtype, {totalQ, H * D}, /*output=*/true},
+      {"LSE", DType::f32, {totalQ, H}, /*output=*/true},
+      {"cu_seqlens_q", DType::i32, {batch + 1}, false, cuQ},
+      {"cu_seqlens_k", DType::i32, {batch + 1}, false, cuK},
+  };
+  // Arguments: Q, K, V, O, LSE, cu_seqlens_q, cu_seqlens_k, then the scalars.
+  prob.scalars = {{"softmax_scale", static_cast<float>(scale), 7},
+                  {"max_seqlen_q", static_cast<float>(maxQ), 8, true},
+                  {"batch", static_cast<float>(batch), 9, true}};
+
+  const double uIn = unitRoundoff(c.dtype);
+  const AttentionConfig cfg = c;
+  prob.toleranceRule = std::string(kToleranceRule) + ", uIn = " + (c.dtype == DType::bf16 ? "2^-8 (bf16)" : "2^-11 (f16)");
+  prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                       std::vector<std::vector<double>> &tolerance) {
+    const std::vector<double> &q = v[0], &k = v[1], &val = v[2];
+    std::vector<double> out(totalQ * H * D, 0.0), outTol(totalQ * H * D, 0.0);
+    std::vector<double> lse(totalQ * H, 0.0), lseTol(totalQ * H, 0.0);
+    const int64_t group = H / cfg.kvHeads;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t lq = seqQ[b], lk = seqK[b], q0 = static_cast<int64_t>(cuQ[b]), k0 = static_cast<int64_t>(cuK[b]);
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t kh = h / group;
+        for (int64_t i = 0; i < lq; ++i) {
+          const int64_t pos = i + lk - lq;  // the query's position in key coordinates
+          RowKeys keys;
+          keys.count = lk;
+          keys.visible = [&](int64_t j) {
+            return !((cfg.causal && j > pos) || (cfg.window > 0 && j <= pos - cfg.window));
+          };
+          keys.k = [&](int64_t j) { return &k[(k0 + j) * KH * D + kh * D]; };
+          keys.v = [&](int64_t j) { return &val[(k0 + j) * KH * D + kh * D]; };
+          const int64_t row = (q0 + i) * H + h;
+          attendRow(&q[row * D], D, scale, uIn, cfg.blockN, keys, &out[row * D], &outTol[row * D], lse[row],
+                    lseTol[row]);
+        }
+      }
+    }
+    expected = {std::move(out), std::move(lse)};
+    tolerance = {std::move(outTol), std::move(lseTol)};
+  };
+  return prob;
+}
+
+namespace {
+
+/// The sequence lengths `--run` uses: all equal, or (varlen) descending from
+/// the longest so that the batch is ragged; key lengths keep seq_k - seq_q.
+void runLengths(int64_t batch, int64_t seqQ, int64_t seqK, bool varlen, std::vector<int64_t> &lq,
+                std::vector<int64_t> &lk) {
+  lq.clear();
+  lk.clear();
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t q = varlen ? std::max<int64_t>(1, seqQ - (b * (2 * seqQ + 7)) / (2 * batch + 1)) : seqQ;
+    int64_t k = varlen ? std::max<int64_t>(1, seqK - (seqQ - q)) : seqK;
+    lq.push_back(q);
+    lk.push_back(k);
+  }
+}
+
+struct AttentionParams {
+  AttentionConfig config;
+  int64_t batch = 1, seqQ = 1, seqK = 1;
+  bool varlen = false;
+  double scale = 0;
+};
+
+Result<AttentionParams> readParams(const std::string &name, const std::vector<KernelParam> &params,
+                                   const KernelParams &given) {
+  ParamReader p(name, params, given);
+  constexpr int64_t kMaxSeq = int64_t(1) << 20;
+  AttentionParams a;
+  AttentionConfig &c = a.config;
+  a.batch = p.integer("batch", 1, 4096);
+  c.heads = p.integer("heads", 1, 256);
+  c.kvHeads = p.integer("kv_heads", 1, 256);
+  a.seqQ = p.integer("seq_q", 1, kMaxSeq);
+  a.seqK = p.raw("seq_k") == "seq_q" ? a.seqQ : p.integer("seq_k", 1, kMaxSeq);
+  c.headDim = std::stoll(p.choice("head_dim", {"64", "128"}));
+  c.causal = p.integer("causal", 0, 1) == 1;
+  c.window = p.integer("window", 0, kMaxSeq);
+  c.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
+  a.varlen = p.integer("varlen", 0, 1) == 1;
+  a.scale = p.raw("scale") == "auto" ? 0 : p.real("scale");
+  c.blockM = p.integer("block_m", 16, 256);
+  c.blockN = p.integer("block_n", 16, 256);
+  c.waves = static_cast<int>(p.integer("waves", 1, 16));
+  if (!p.ok())
+    return p.error();
+  if (c.heads % c.kvHeads != 0)
+    return Error{"kernel '" + name + "': kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
+                 std::to_string(c.heads) + ")"};
+  if (a.scale == 0)
+    a.scale = 1.0 / std::sqrt(double(c.headDim));
+  return a;
+}
+
+} // namespace
+
+KernelInfo attentionKernelInfo() {
+  KernelInfo info;
+  info.name = "attention";
+  info.summary = "FlashAttention-2 forward: O = softmax(Q K^T * scale) V and LSE over a packed varlen batch; "
+                 "bf16/f16, causal, sliding window, GQA/MQA";
+  info.params = {
+      {"batch", "1", "sequences in the batch (run-time; used by --run)"},
+      {"heads", "8", "query heads"},
+      {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)"},
+      {"seq_q", "128", "query length, the longest with varlen=1 (run-time; used by --run)"},
+      {"seq_k", "seq_q", "key length (run-time; used by --run); causal masks align to the bottom right"},
+      {"head_dim", "128", "64 | 128"},
+      {"causal", "0", "1: causal mask"},
+      {"window", "0", "sliding window: each query sees this many keys up to its own (0: off)"},
+      {"dtype", "bf16", "bf16 | f16 (Q, K, V, O; LSE is f32)"},
+      {"varlen", "0", "--run: 1 gives the sequences different lengths up to seq_q (packed, no padding)"},
+      {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
+      {"block_m", "64", "query rows per workgroup"},
+      {"block_n", "64", "keys per step of the key loop"},
+      {"waves", "4", "wavefronts per workgroup"},
+  };
+  info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
+    Result<AttentionParams> a = readParams(name, params, given);
+    if (!a)
+      return Error{a.error()};
+    return buildAttention(a->config);
+  };
+  info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
+    Result<AttentionParams> a = readParams(name, params, given);
+    if (!a)
+      return Error{a.error()};
+    std::vector<int64_t> lq, lk;
+    runLengths(a->batch, a->seqQ, a->seqK, a->varlen, lq, lk);
+    return attentionProblem(a->config, lq, lk, a->scale);
+  };
+  return info;
+}
+
+std::string pagedDecodeKernelName(const PagedDecodeConfig &c) {
+  return "paged_decode_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
+         std::to_string(c.kvHeads) + "_d" + std::to_string(c.headDim) + "_bs" + std::to_string(c.blockSize) +
+         "_q" + std::to_string(c.qPerSeq) + "_w" + std::to_string(c.waves);
+}
+
+/// Rows of the query tile: the heads sharing one kv head, at least one
+/// 16-row matrix-instruction block.
+static int64_t decodeRows(const PagedDecodeConfig &c) {
+  int64_t g = c.heads / c.kvHeads;
+  return std::max<int64_t>(16, (g + 15) / 16 * 16);
+}
+
+// Decode over a paged KV cache. Grid: tokens x kv_heads. A workgroup takes one
+// query token and the G = heads / kv_heads query heads that share one kv head
+// (GQA): Q's rows t*heads + kvh*G .. + G are one [G, D] tile (rows past G read 0
+// and are not stored), so each K/V block is read once for the whole group.
+// The token sees keys [0, context_len - q_per_seq + t % q_per_seq]; the key
+// loop walks the sequence's block table, cutting block `phys` out of the cache
+// with a window (rows phys*block_size .., the kv head's columns).
+Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
+  using namespace dsl;
+  if (c.kvHeads < 1 || c.heads % c.kvHeads != 0)
+    return Error{"paged_decode: kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
+                 std::to_string(c.heads) + ")"};
+  const int64_t G = c.heads / c.kvHeads, BM = decodeRows(c), BS = c.blockSize, D = c.headDim;
+
+  KernelBuilder kb(pagedDecodeKernelName(c), {.numWaves = c.waves});
+  Tensor Q = kb.tensor("Q", c.dtype, 2);
+  Tensor Kc = kb.tensor("K_cache", c.dtype, 2);
+  Tensor Vc = kb.tensor("V_cache", c.dtype, 2);
+  Tensor O = kb.tensor("O", c.dtype, 2);
+  Tensor LSE = kb.tensor("LSE", DType::f32, 2);
+  Tensor table = kb.tensor("block_tables", DType::i32, 2);
+  Tensor ctxLens = kb.tensor("context_lens", DType::i32, 1);
+  Scalar scale = kb.scalarF32("softmax_scale");
+
+  kb.grid({GridExtent::ceilDiv(Q, 0, c.heads), GridExtent::fixed(c.kvHeads)});
+  Index t = kb.blockId(0), kvh = kb.blockId(1);
+  Index seq = t / c.qPerSeq;
+  Index ctx = kb.loadIndex(ctxLens, seq);
+  Index keyEnd = max(ctx + t % c.qPerSeq + 1, c.qPerSeq) - c.qPerSeq;  // keys [0, keyEnd)
+  Index row0 = t * c.heads + kvh * G;
+  Tensor Qs = kb.window(Q, {row0, 0}, {G, D});
+  Tensor Os = kb.window(O, {row0, 0}, {G, D});
+  Tensor Ls = kb.window(LSE, {row0, 0}, {G, 1});
+
+  OnlineSoftmax sm(kb, BM, BS, D, c.dtype);
+  kb.load(Qs, {0, 0}, sm.q);
+  sm.init();
+  kb.forLoop(0, cdiv(keyEnd, BS), 1, {.name = "blk"}, [&](Index j) {
+    Index phys = kb.loadIndex(table, {seq, j});
+    Tensor Kb = kb.window(Kc, {phys * BS, kvh * D}, {BS, D});
+    Tensor Vb = kb.window(Vc, {phys * BS, kvh * D}, {BS, D});
+    kb.load(Kb, {0, 0}, sm.k);
+    kb.load(Vb, {0, 0}, sm.v);
+    sm.step(scale, 0, j * BS, keyEnd, {});
+  });
+  sm.finish(Os, Ls, 0);
+
+  Kernel kernel = kb.finish();
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return kernel;
+}
+
+Problem pagedDecodeProblem(const PagedDecodeConfig &c, const std::vector<int64_t> &contextLens, double scale,
+                           uint64_t seed) {
+  const int64_t seqs = static_cast<int64_t>(contextLens.size()), H = c.heads, KH = c.kvHeads, D = c.headDim;
+  const int64_t BS = c.blockSize, tokens = seqs * c.qPerSeq;
+  // A shuffled block table: every sequence's blocks are scattered over the
+  // cache, with spare blocks nobody owns.
+  int64_t needed = 0, maxBlocks = 1;
+  for (int64_t len : contextLens) {
+    needed += (len + BS - 1) / BS;
+    maxBlocks = std::max(maxBlocks, (len + BS - 1) / BS);
+  }
+  const int64_t numBlocks = needed + 3;
+  std::vector<int64_t> perm(numBlocks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<double> tableValues(seqs * maxBlocks, -1.0), ctxValues;
+  std::vector<std::vector<int64_t>> tables(seqs);
+  int64_t next = 0;
+  for (int64_t s = 0; s < seqs; ++s) {
+    ctxValues.push_back(static_cast<double>(contextLens[s]));
+    for (int64_t b = 0; b < (contextLens[s] + BS - 1) / BS; ++b) {
+      tables[s].push_back(perm[next++]);
+      tableValues[s * maxBlocks + b] = static_cast<double>(tables[s].back());
+    }
+  }
+
+  Problem prob;
+  prob.tensors = {
+      {"Q", c.dtype, {tokens * H, D}},
+      {"K_cache", c.dtype, {numBlocks * BS, KH * D}},
+      {"V_cache", c.dtype, {numBlocks * BS, KH * D}},
+      {"O", c.dtype, {tokens * H, D}, /*output=*/true},
+      {"LSE", DType::f32, {tokens * H, 1}, /*output=*/true},
+      {"block_tables", DType::i32, {seqs, maxBlocks}, false, tableValues},
+      {"context_lens", DType::i32, {seqs}, false, ctxValues},
+  };
+  prob.scalars = {{"softmax_scale", static_cast<float>(scale), 7}};
+  const double uIn = unitRoundoff(c.dtype);
+  prob.toleranceRule = std::string(kToleranceRule) + ", uIn = " + (c.dtype == DType::bf16 ? "2^-8 (bf16)" : "2^-11 (f16)");
+  const PagedDecodeConfig cfg = c;
+  prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                       std::vector<std::vector<double>> &tolerance) {
+    const std::vector<double> &q = v[0], &kc = v[1], &vc = v[2];
+    std::vector<double> out(tokens * H * D, 0.0), outTol(tokens * H * D, 0.0);
+    std::vector<double> lse(tokens * H, 0.0), lseTol(tokens * H, 0.0);
+    const int64_t group = H / cfg.kvHeads;
+    for (int64_t t = 0; t < tokens; ++t) {
+      const int64_t s = t / cfg.qPerSeq;
+      const int64_t visibleEnd = std::max<int64_t>(contextLens[s] - cfg.qPerSeq + t % cfg.qPerSeq + 1, 0);
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t kh = h / group;
+        auto cacheRow = [&, s](int64_t j) { return tables[s][j / BS] * BS + j % BS; };
+        RowKeys keys;
+        keys.count = contextLens[s];
+        keys.visible = [&](int64_t j) { return j < visibleEnd; };
+        keys.k = [&](int64_t j) { return &kc[cacheRow(j) * KH * D + kh * D]; };
+        keys.v = [&](int64_t j) { return &vc[cacheRow(j) * KH * D + kh * D]; };
+        const int64_t row = t * H + h;
+        attendRow(&q[row * D], D, scale, uIn, BS, keys, &out[row * D], &outTol[row * D], lse[row], lseTol[row]);
+      }
+    }
+    expected = {std::move(out), std::move(lse)};
+    tolerance = {std::move(outTol), std::move(lseTol)};
+  };
+  return prob;
+}
+
+KernelInfo pagedDecodeKernelInfo() {
+  KernelInfo info;
+  info.name = "paged_decode";
+  info.summary = "attention decode over a paged KV cache [blocks, block_size, kv_heads, D] through a block table; "
+                 "GQA heads share each K/V block read";
+  info.params = {
+      {"batch", "4", "sequences (run-time; used by --run)"},
+      {"heads", "8", "query heads"},
+      {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)"},
+      {"seq_k", "300", "the longest context length; --run gives the sequences different lengths up to it "
+                       "and a shuffled block table (run-time)"},
+      {"head_dim", "128", "64 | 128"},
+      {"block_size", "16", "tokens per KV-cache block: 16 | 32"},
+      {"q_per_seq", "1", "new query tokens per sequence (causal among them)"},
+      {"dtype", "bf16", "bf16 | f16 (Q, KV cache, O; LSE is f32)"},
+      {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
+      {"waves", "1", "wavefronts per workgroup"},
+  };
+  struct Read {
+    PagedDecodeConfig config;
+    int64_t batch = 1, seqK = 1;
+    double scale = 0;
+  };
+  auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<Read> {
+    ParamReader p(name, params, given);
+    Read r;
+    PagedDecodeConfig &c = r.config;
+    r.batch = p.integer("batch", 1, 4096);
+    c.heads = p.integer("heads", 1, 256);
+    c.kvHeads = p.integer("kv_heads", 1, 256);
+    r.seqK = p.integer("seq_k", 1, int64_t(1) << 20);
+    c.headDim = std::stoll(p.choice("head_dim", {"64", "128"}));
+    c.blockSize = std::stoll(p.choice("block_size", {"16", "32"}));
+    c.qPerSeq = p.integer("q_per_seq", 1, 8);
+    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
+    r.scale = p.raw("scale") == "auto" ? 0 : p.real("scale");
+    c.waves = static_cast<int>(p.integer("waves", 1, 16));
+    if (!p.ok())
+      return Error{p.error()};
+    if (c.heads % c.kvHeads != 0)
+      return Error{"kernel '" + name + "': kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
+                   std::to_string(c.heads) + ")"};
+    if (r.seqK < c.qPerSeq)
+      return Error{"kernel '" + name + "': seq_k (" + std::to_string(r.seqK) + ") must be at least q_per_seq (" +
+                   std::to_string(c.qPerSeq) + ")"};
+    if (r.scale == 0)
+      r.scale = 1.0 / std::sqrt(double(c.headDim));
+    return r;
+  };
+  info.build = [read](const KernelParams &given) -> Result<Kernel> {
+    Result<Read> r = read(given);
+    if (!r)
+      return Error{r.error()};
+    return buildPagedDecode(r->config);
+  };
+  info.problem = [read](const KernelParams &given) -> Result<Problem> {
+    Result<Read> r = read(given);
+    if (!r)
+      return Error{r.error()};
+    // Context lengths descending from seq_k, most not a multiple of the block size.
+    std::vector<int64_t> lens;
+    for (int64_t s = 0; s < r->batch; ++s)
+      lens.push_back(std::max(r->config.qPerSeq, r->seqK - (s * (2 * r->seqK + 7)) / (2 * r->batch + 1)));
+    return pagedDecodeProblem(r->config, lens, r->scale, /*seed=*/r->batch * 1000 + r->seqK);
+  };
+  return info;
+}
+
+} // namespace tilec::kernels

@@ -1,0 +1,77 @@
+// Attention in the tilec DSL: FlashAttention-2 style forward (prefill) over a
+// packed, variable-length batch (see Attention.cpp).
+#pragma once
+
+#include "Registry.h"
+
+#include "tilec/dsl.hpp"
+#include "tilec/result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec::kernels {
+
+/// One compiled attention-forward variant. Sequence lengths and the batch are
+/// run-time values (cumulative offsets, as inference engines pack prefill).
+struct AttentionConfig {
+  DType dtype = DType::bf16;  ///< Q, K, V and O (bf16 or f16); scores, softmax and LSE in f32
+  int64_t heads = 8;          ///< query heads
+  int64_t kvHeads = 8;        ///< key/value heads (divides heads: GQA, MQA when 1)
+  int64_t headDim = 128;      ///< 64 or 128
+  bool causal = false;        ///< causal mask, aligned to the bottom right when seq_q != seq_k
+  int64_t window = 0;         ///< > 0: sliding window of this many keys (the query's own included)
+  int64_t blockM = 64;        ///< query rows per workgroup
+  int64_t blockN = 64;        ///< keys per step of the key loop
+  int waves = 4;              ///< wavefronts per workgroup
+};
+
+/// "attn_fwd_bf16_h8_kv2_d128_causal_64x64_w4".
+std::string attentionKernelName(const AttentionConfig &config);
+
+/// Kernel arguments, in order: Q [total_q, heads*D], K and V [total_k,
+/// kv_heads*D], O [total_q, heads*D] (output, Q's type), LSE [total_q, heads]
+/// (output, f32, natural log), cu_seqlens_q and cu_seqlens_k [batch+1] (i32),
+/// softmax_scale (f32), max_seqlen_q (i32: sizes the grid), batch (i32).
+Result<Kernel> buildAttention(const AttentionConfig &config);
+
+/// The problem for a batch with these per-sequence lengths, with its CPU
+/// reference in double precision. `scale` is the softmax scale.
+Problem attentionProblem(const AttentionConfig &config, const std::vector<int64_t> &seqQ,
+                         const std::vector<int64_t> &seqK, double scale);
+
+/// The registry entry (`tilec --kernel=attention -p heads=... -p causal=1`).
+KernelInfo attentionKernelInfo();
+
+/// Decode over a paged KV cache: a few new query tokens per sequence attend
+/// to their sequence's context, read block by block through a block table.
+struct PagedDecodeConfig {
+  DType dtype = DType::bf16;  ///< Q, the KV cache and O (bf16 or f16)
+  int64_t heads = 8;
+  int64_t kvHeads = 8;        ///< divides heads; the heads sharing a kv head are one tile's rows
+  int64_t headDim = 128;      ///< 64 or 128
+  int64_t blockSize = 16;     ///< tokens per cache block: 16 or 32
+  int64_t qPerSeq = 1;        ///< new query tokens per sequence (the last ones of its context; causal among them)
+  int waves = 1;
+};
+
+/// "paged_decode_bf16_h8_kv8_d128_bs16_q1_w1".
+std::string pagedDecodeKernelName(const PagedDecodeConfig &config);
+
+/// Kernel arguments, in order: Q [tokens*heads, D] (token t of sequence
+/// t / q_per_seq), K_cache and V_cache [num_blocks*block_size, kv_heads*D]
+/// (the [num_blocks, block_size, kv_heads, D] cache inference engines keep),
+/// O [tokens*heads, D], LSE [tokens*heads, 1] f32, block_tables
+/// [num_seqs, max_blocks] i32, context_lens [num_seqs] i32, softmax_scale f32.
+Result<Kernel> buildPagedDecode(const PagedDecodeConfig &config);
+
+/// The problem for these context lengths, with a shuffled (non-contiguous)
+/// block table from `seed`, and its double-precision reference.
+Problem pagedDecodeProblem(const PagedDecodeConfig &config, const std::vector<int64_t> &contextLens, double scale,
+                           uint64_t seed);
+
+/// The registry entry (`tilec --kernel=paged_decode`).
+KernelInfo pagedDecodeKernelInfo();
+
+} // namespace tilec::kernels
