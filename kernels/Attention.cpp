@@ -109,6 +109,56 @@ struct OnlineSoftmax {
 
 } // namespace
 
+namespace {
+
+/// One sequence of a packed batch: rows [qStart, qStart + lq) of Q/O and
+/// [kStart, kStart + lk) of K/V. (max(end, start) - start: a malformed offset
+/// pair gives an empty sequence.)
+struct Sequence {
+  dsl::Index qStart, kStart, lq, lk;
+};
+
+Sequence sequenceOf(dsl::KernelBuilder &kb, const dsl::Tensor &cuQ, const dsl::Tensor &cuK, const dsl::Index &b) {
+  using namespace dsl;
+  Index qStart = kb.loadIndex(cuQ, b), kStart = kb.loadIndex(cuK, b);
+  return {qStart, kStart, max(kb.loadIndex(cuQ, b + 1), qStart) - qStart,
+          max(kb.loadIndex(cuK, b + 1), kStart) - kStart};
+}
+
+/// The keys [begin, end) that the query rows [q0, q0 + BM) see: query row q
+/// sees keys up to q + lk - lq (causal) and from q + lk - lq - window + 1
+/// (window). Empty when the block starts past the sequence. Index arithmetic
+/// is unsigned: terms are arranged to stay non-negative.
+std::pair<dsl::Index, dsl::Index> keysSeenBy(const AttentionConfig &c, const Sequence &sq, const dsl::Index &q0,
+                                             int64_t BM) {
+  using namespace dsl;
+  Index active = min(sq.lq - min(sq.lq, q0), 1);
+  Index end = sq.lk;
+  if (c.causal)
+    end = min(sq.lk, max(q0 + BM + sq.lk, sq.lq) - sq.lq);
+  Index begin = 0;
+  if (c.window > 0)
+    begin = max(q0 + sq.lk + 1, sq.lq + c.window) - (sq.lq + c.window);
+  return {begin, end * active};
+}
+
+/// The query rows [begin, end) that see some key of [k0, k0 + BN): the
+/// converse of keysSeenBy, for the backward pass's loop over queries.
+std::pair<dsl::Index, dsl::Index> queriesSeeing(const AttentionConfig &c, const Sequence &sq, const dsl::Index &k0,
+                                                int64_t BN) {
+  using namespace dsl;
+  Index active = min(sq.lk - min(sq.lk, k0), 1);
+  Index begin = 0;
+  if (c.causal)  // query q sees key k0 once q >= k0 - (lk - lq)
+    begin = max(k0 + sq.lq, sq.lk) - sq.lk;
+  Index end = sq.lq;
+  if (c.window > 0)  // query q sees the block's last key while q < k0 + BN - 1 - lk + lq + window
+    end = min(sq.lq, max(k0 + BN - 1 + sq.lq + c.window, sq.lk) - sq.lk);
+  return {min(begin, end), end * active};
+}
+
+} // namespace
+
 Result<Kernel> buildAttention(const AttentionConfig &c) {
   using namespace dsl;
   if (c.kvHeads < 1 || c.heads % c.kvHeads != 0)
@@ -132,33 +182,16 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   Index qb = kb.blockId(0), h = kb.blockId(1), b = kb.blockId(2);
   Index kvh = h / (c.heads / c.kvHeads);
 
-  // This sequence: rows [qStart, qStart + lq) of Q/O, [kStart, kStart + lk) of K/V.
-  // (max(end, start) - start: a malformed offset pair gives an empty sequence.)
-  Index qStart = kb.loadIndex(cuQ, b), kStart = kb.loadIndex(cuK, b);
-  Index lq = max(kb.loadIndex(cuQ, b + 1), qStart) - qStart;
-  Index lk = max(kb.loadIndex(cuK, b + 1), kStart) - kStart;
-  Tensor Qs = kb.window(Q, {qStart, h * D}, {lq, D});
-  Tensor Ks = kb.window(K, {kStart, kvh * D}, {lk, D});
-  Tensor Vs = kb.window(V, {kStart, kvh * D}, {lk, D});
-  Tensor Os = kb.window(O, {qStart, h * D}, {lq, D});
-  Tensor Ls = kb.window(LSE, {qStart, h}, {lq, 1});
-
-  // Keys this query block needs: [keyBegin, keyEnd). Query row q sees keys
-  // up to q + lk - lq (causal), and from q + lk - lq - window + 1 (window).
+  Sequence sq = sequenceOf(kb, cuQ, cuK, b);
+  Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {sq.lq, D});
+  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D});
+  Tensor Vs = kb.window(V, {sq.kStart, kvh * D}, {sq.lk, D});
+  Tensor Os = kb.window(O, {sq.qStart, h * D}, {sq.lq, D});
+  Tensor Ls = kb.window(LSE, {sq.qStart, h}, {sq.lq, 1});
   Index q0 = qb * BM;
-  Index active = min(lq - min(lq, q0), 1);  // 0 when the block starts past the sequence
-  Index keyEnd = lk;
-  if (c.causal) {
-    Index last = q0 + BM + lk;                 // exclusive bound + lq, kept non-negative
-    keyEnd = min(lk, max(last, lq) - lq);
-  }
-  keyEnd = keyEnd * active;
-  Index keyBegin = 0;
-  if (c.window > 0) {
-    Index first = q0 + lk + 1;                 // first key of row q0, + lq + window
-    keyBegin = max(first, lq + c.window) - (lq + c.window);
-  }
-  Index maskRow = q0 + lk - lq;                // query row q0 in key coordinates (may be negative)
+  auto [keyBegin, keyEnd] = keysSeenBy(c, sq, q0, BM);
+  Index maskRow = q0 + sq.lk - sq.lq;  // query row q0 in key coordinates (may be negative)
+  Index lk = sq.lk;
 
   OnlineSoftmax sm(kb, BM, BN, D, c.dtype);
   kb.load(Qs, {q0, 0}, sm.q);
@@ -208,7 +241,7 @@ const char *kToleranceRule =
 /// One query row of attention in double precision, with the tolerance above:
 /// out/outTol get head_dim values; a row that sees no key gives O = 0, LSE = -inf.
 void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blockN, const RowKeys &keys,
-               double *out, double *outTol, double &lse, double &lseTol) {
+               double *out, double *outTol, double &lse, double &lseTol, int64_t splits = 1) {
   const double u = std::ldexp(1.0, -24), log2e = 1.4426950408889634;
   std::vector<double> score(keys.count, -INFINITY), mag(keys.count, 0.0);
   double mx = -INFINITY;
@@ -239,7 +272,18 @@ void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blo
       sum += std::exp(score[j] - mx);
       E = std::max(E, double(D + 3) * u * mag[j] + std::ldexp(1.0, -20) * (1 + std::fabs(score[j] - mx) * log2e));
     }
-  const double rel = (1 + uIn) * std::exp(2 * E) * (1 + gamma) - 1;
+  lse = mx + std::log(sum);
+  lseTol = E + (std::exp(E) - 1) + gamma +
+           std::ldexp(1.0, -21) * (std::fabs(mx * log2e) + std::fabs(std::log(sum)) + std::fabs(lse));
+  double rel = (1 + uIn) * std::exp(2 * E) * (1 + gamma) - 1;
+  if (splits > 1) {
+    // Split-KV: each split's O is exact up to rel but kept in f32, and the
+    // combine weighs the splits by e^(lse_s - m): each weight is off by at most
+    // lseTol (relative, to first order) plus the combine's own f32 steps, and
+    // a weighted mean with relative weight errors delta errs by <= 2 delta A.
+    rel += 2 * (lseTol + double(splits + 4) * u) * (1 + rel);
+    lseTol += double(splits + 4) * std::ldexp(1.0, -22) * (1 + std::fabs(lse));
+  }
   for (int64_t d = 0; d < D; ++d) {
     double acc = 0, a = 0;
     for (int64_t j = 0; j < keys.count; ++j)
@@ -251,9 +295,6 @@ void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blo
     out[d] = acc;
     outTol[d] = rel * a + uIn * (std::fabs(acc) + rel * a);
   }
-  lse = mx + std::log(sum);
-  lseTol = E + (std::exp(E) - 1) + gamma +
-           std::ldexp(1.0, -21) * (std::fabs(mx * log2e) + std::fabs(std::log(sum)) + std::fabs(lse));
 }
 
 double unitRoundoff(DType t) { return t == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
@@ -413,10 +454,366 @@ KernelInfo attentionKernelInfo() {
   return info;
 }
 
+// ---- Backward ---------------------------------------------------------------
+//
+// With P = exp(S - LSE) recomputed from the forward's LSE (S = Q K^T * scale),
+// Delta_i = rowsum(dO_i * O_i):
+//   dV = P^T dO,   dP = dO V^T,   dS = P * (dP - Delta),   dK = scale * dS^T Q,   dQ = scale * dS K.
+// dq: one workgroup per (query block, head, sequence) loops over the key
+// blocks its rows see (the forward's bounds), writes Delta for dkdv.
+// dkdv: one workgroup per (key block, kv head, sequence) loops over the query
+// heads sharing the kv head and, for each, over the query blocks that see its
+// keys; P^T and dS^T reach the matrix instructions through transposing copies
+// into LDS. Both accumulate in f32 registers and store once.
+
+std::string attentionBwdKernelName(const AttentionBwdConfig &b) {
+  const AttentionConfig &c = b.attn;
+  if (b.part == AttentionBwdConfig::Part::Forward)
+    return attentionKernelName(c);
+  return std::string("attn_bwd_") + (b.part == AttentionBwdConfig::Part::DQ ? "dq_" : "dkdv_") +
+         dtypeName(c.dtype) + "_h" + std::to_string(c.heads) + "_kv" + std::to_string(c.kvHeads) + "_d" +
+         std::to_string(c.headDim) + (c.causal ? "_causal" : "") +
+         (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(b.blockM) + "x" +
+         std::to_string(b.blockN) + "_w" + std::to_string(c.waves);
+}
+
+static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
+  using namespace dsl;
+  const AttentionConfig &c = bc.attn;
+  const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim;
+  const double log2e = 1.4426950408889634;
+  KernelBuilder kb(attentionBwdKernelName(bc), {.numWaves = c.waves});
+  Tensor Q = kb.tensor("Q", c.dtype, 2), K = kb.tensor("K", c.dtype, 2), V = kb.tensor("V", c.dtype, 2);
+  Tensor O = kb.tensor("O", c.dtype, 2), LSE = kb.tensor("LSE", DType::f32, 2), dO = kb.tensor("dO", c.dtype, 2);
+  Tensor cuQ = kb.tensor("cu_seqlens_q", DType::i32, 1), cuK = kb.tensor("cu_seqlens_k", DType::i32, 1);
+  Tensor dQ = kb.tensor("dQ", c.dtype, 2), Delta = kb.tensor("Delta", DType::f32, 2);
+  Scalar scale = kb.scalarF32("softmax_scale");
+  Index maxSeqQ = kb.scalarI32("max_seqlen_q"), batch = kb.scalarI32("batch");
+  kb.grid({GridExtent::ceilDiv(maxSeqQ, BM), GridExtent::fixed(c.heads), GridExtent::ceilDiv(batch, 1)});
+  Index qb = kb.blockId(0), h = kb.blockId(1), b = kb.blockId(2);
+  Index kvh = h / (c.heads / c.kvHeads);
+  Sequence sq = sequenceOf(kb, cuQ, cuK, b);
+  Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {sq.lq, D}), dOs = kb.window(dO, {sq.qStart, h * D}, {sq.lq, D});
+  Tensor Os = kb.window(O, {sq.qStart, h * D}, {sq.lq, D}), dQs = kb.window(dQ, {sq.qStart, h * D}, {sq.lq, D});
+  Tensor Ls = kb.window(LSE, {sq.qStart, h}, {sq.lq, 1}), Ds = kb.window(Delta, {sq.qStart, h}, {sq.lq, 1});
+  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D}), Vs = kb.window(V, {sq.kStart, kvh * D}, {sq.lk, D});
+  Index q0 = qb * BM;
+  auto keys = keysSeenBy(c, sq, q0, BM);
+  Index maskRow = q0 + sq.lk - sq.lq, lk = sq.lk;
+
+  Tile qT = kb.ldsTile("q_lds", {BM, D}, c.dtype), doT = kb.ldsTile("do_lds", {BM, D}, c.dtype);
+  Tile kT = kb.ldsTile("k_lds", {BN, D}, c.dtype), vT = kb.ldsTile("v_lds", {BN, D}, c.dtype);
+  Tile dsT = kb.ldsTile("ds_lds", {BM, BN}, c.dtype);
+  Tile s = kb.regTile("s", {BM, BN}, DType::f32), dp = kb.regTile("dp", {BM, BN}, DType::f32);
+  Tile dq = kb.regTile("dq", {BM, D}, DType::f32);
+  Tile o = kb.regTile("o", {BM, D}, c.dtype), dor = kb.regTile("do", {BM, D}, c.dtype);  // as loaded
+  Tile prod = kb.regTile("o_do", {BM, D}, DType::f32);
+  Tile lse = kb.regTile("lse", {BM}, DType::f32), delta = kb.regTile("delta", {BM}, DType::f32);
+
+  kb.load(Qs, {q0, 0}, qT);
+  kb.load(dOs, {q0, 0}, doT);
+  // ---- Delta = rowsum(dO * O), kept for dkdv
+  kb.load(Os, {q0, 0}, o);
+  kb.load(dOs, {q0, 0}, dor);
+  kb.mul(prod, o, dor);
+  kb.reduce(ReduceKind::sum, prod, delta);
+  kb.store(delta, Ds, {q0, 0});
+  kb.load(Ls, {q0, 0}, lse);
+  kb.scale(lse, lse, log2e);  // base 2, as S below
+  kb.fill(dq, 0.0);
+  kb.forLoop(keys.first / BN, cdiv(keys.second, BN), 1, {.name = "kb"}, [&](Index j) {
+    Index k0 = j * BN;
+    kb.load(Ks, {k0, 0}, kT);
+    kb.load(Vs, {k0, 0}, vT);
+    // ---- P = exp2(S * scale * log2(e) - LSE * log2(e)), masked
+    kb.fill(s, 0.0);
+    kb.gemm(qT, kT, s, {.transposeB = true});
+    kb.scale(s, s, scale);
+    kb.scale(s, s, log2e);
+    kb.mask(s, maskRow, k0, lk, {.causal = c.causal, .window = c.window});
+    kb.subExp2(s, s, lse);
+    // ---- dS = P * (dO V^T - Delta);  dQ += dS K
+    kb.fill(dp, 0.0);
+    kb.gemm(doT, vT, dp, {.transposeB = true});
+    kb.sub(dp, dp, delta);
+    kb.mul(dp, dp, s);
+    kb.copy(dp, dsT);
+    kb.gemm(dsT, kT, dq);
+  });
+  kb.scale(dq, dq, scale);
+  kb.store(dq, dQs, {q0, 0});
+  Kernel kernel = kb.finish();
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return kernel;
+}
+
+static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
+  using namespace dsl;
+  const AttentionConfig &c = bc.attn;
+  const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim, G = c.heads / c.kvHeads;
+  const double log2e = 1.4426950408889634;
+  KernelBuilder kb(attentionBwdKernelName(bc), {.numWaves = c.waves});
+  Tensor Q = kb.tensor("Q", c.dtype, 2), K = kb.tensor("K", c.dtype, 2), V = kb.tensor("V", c.dtype, 2);
+  Tensor LSE = kb.tensor("LSE", DType::f32, 2), dO = kb.tensor("dO", c.dtype, 2);
+  Tensor Delta = kb.tensor("Delta", DType::f32, 2);
+  Tensor cuQ = kb.tensor("cu_seqlens_q", DType::i32, 1), cuK = kb.tensor("cu_seqlens_k", DType::i32, 1);
+  Tensor dK = kb.tensor("dK", c.dtype, 2), dV = kb.tensor("dV", c.dtype, 2);
+  Scalar scale = kb.scalarF32("softmax_scale");
+  Index maxSeqK = kb.scalarI32("max_seqlen_k"), batch = kb.scalarI32("batch");
+  kb.grid({GridExtent::ceilDiv(maxSeqK, BN), GridExtent::fixed(c.kvHeads), GridExtent::ceilDiv(batch, 1)});
+  Index kbk = kb.blockId(0), kvh = kb.blockId(1), b = kb.blockId(2);
+  Sequence sq = sequenceOf(kb, cuQ, cuK, b);
+  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D}), Vs = kb.window(V, {sq.kStart, kvh * D}, {sq.lk, D});
+  Tensor dKs = kb.window(dK, {sq.kStart, kvh * D}, {sq.lk, D}), dVs = kb.window(dV, {sq.kStart, kvh * D}, {sq.lk, D});
+  Index k0 = kbk * BN;
+  auto queries = queriesSeeing(c, sq, k0, BN);
+  Index lk = sq.lk, lq = sq.lq;
+
+  Tile kT = kb.ldsTile("k_lds", {BN, D}, c.dtype), vT = kb.ldsTile("v_lds", {BN, D}, c.dtype);
+  Tile qT = kb.ldsTile("q_lds", {BM, D}, c.dtype), doT = kb.ldsTile("do_lds", {BM, D}, c.dtype);
+  Tile ptT = kb.ldsTile("pt_lds", {BN, BM}, c.dtype), dstT = kb.ldsTile("dst_lds", {BN, BM}, c.dtype);
+  Tile s = kb.regTile("s", {BM, BN}, DType::f32), dp = kb.regTile("dp", {BM, BN}, DType::f32);
+  Tile dk = kb.regTile("dk", {BN, D}, DType::f32), dv = kb.regTile("dv", {BN, D}, DType::f32);
+  Tile lse = kb.regTile("lse", {BM}, DType::f32), delta = kb.regTile("delta", {BM}, DType::f32);
+
+  kb.load(Ks, {k0, 0}, kT);
+  kb.load(Vs, {k0, 0}, vT);
+  kb.fill(dk, 0.0);
+  kb.fill(dv, 0.0);
+  kb.forLoop(0, G, 1, {.name = "g"}, [&](Index g) {
+    Index h = kvh * G + g;
+    Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {lq, D}), dOs = kb.window(dO, {sq.qStart, h * D}, {lq, D});
+    Tensor Ls = kb.window(LSE, {sq.qStart, h}, {lq, 1}), Ds = kb.window(Delta, {sq.qStart, h}, {lq, 1});
+    kb.forLoop(queries.first / BM, cdiv(queries.second, BM), 1, {.name = "qb"}, [&](Index i) {
+      Index q0 = i * BM;
+      kb.load(Qs, {q0, 0}, qT);
+      kb.load(dOs, {q0, 0}, doT);
+      kb.load(Ls, {q0, 0}, lse);
+      kb.load(Ds, {q0, 0}, delta);
+      kb.scale(lse, lse, log2e);
+      // ---- P = exp2(S * scale * log2(e) - LSE * log2(e)), masked;  dV += P^T dO
+      kb.fill(s, 0.0);
+      kb.gemm(qT, kT, s, {.transposeB = true});
+      kb.scale(s, s, scale);
+      kb.scale(s, s, log2e);
+      kb.mask(s, q0 + lk - lq, k0, lk, {.causal = c.causal, .window = c.window});
+      kb.subExp2(s, s, lse);
+      kb.copy(s, ptT, {.transpose = true});
+      kb.gemm(ptT, doT, dv);
+      // ---- dS = P * (dO V^T - Delta);  dK += dS^T Q
+      kb.fill(dp, 0.0);
+      kb.gemm(doT, vT, dp, {.transposeB = true});
+      kb.sub(dp, dp, delta);
+      kb.mul(dp, dp, s);
+      kb.copy(dp, dstT, {.transpose = true});
+      kb.gemm(dstT, qT, dk);
+    });
+  });
+  kb.scale(dk, dk, scale);
+  kb.store(dk, dKs, {k0, 0});
+  kb.store(dv, dVs, {k0, 0});
+  Kernel kernel = kb.finish();
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return kernel;
+}
+
+Result<Kernel> buildAttentionBwd(const AttentionBwdConfig &b) {
+  if (b.attn.kvHeads < 1 || b.attn.heads % b.attn.kvHeads != 0)
+    return Error{"attention_bwd: kv_heads (" + std::to_string(b.attn.kvHeads) + ") must divide heads (" +
+                 std::to_string(b.attn.heads) + ")"};
+  switch (b.part) {
+  case AttentionBwdConfig::Part::Forward: return buildAttention(b.attn);
+  case AttentionBwdConfig::Part::DQ: return buildAttentionDQ(b);
+  case AttentionBwdConfig::Part::DKDV: return buildAttentionDKDV(b);
+  }
+  return Error{"attention_bwd: unknown part"};
+}
+
+namespace {
+
+/// The attention backward problem: the forward's outputs and the three
+/// gradients, checked against a double-precision reference.
+///
+/// Tolerances (u = 2^-24, uIn = unit roundoff of Q's type). The forward's O
+/// and LSE carry the forward's tolerances (attendRow: outTol, lseTol). Then,
+/// for query row i and key j, with A_ij = |dP_ij - Delta_i|:
+///   P: relative error eP_i = exp(E_i + lseTol_i) - 1 (recomputed scores as in
+///      the forward, minus the kernel's LSE);
+///   dP = dO.V_j in f32: eDP_ij = (D + 2) u sum|dO||V_j|;
+///   Delta = dO.O in f32 from the kernel's O: eDelta_i = sum_d |dO_id| outTol_id + (D + 2) u sum|dO||O|;
+///   dS, rounded to Q's type for the matrix instruction:
+///      edS_ij = P_ij [(1 + eP)(1 + uIn)(1 + 2u)(A_ij + eDP_ij + eDelta_i) - A_ij];
+///   sums over n terms in f32: gamma_n = (n + 8) u;
+///   dV_jd: sum_i P_ij |dO_id| [(1 + eP_i)(1 + uIn)(1 + gamma) - 1],
+///   dK_jd: |scale| sum_i (edS_ij + |dS_ij| gamma) |Q_id| (1 + 2u),
+///   dQ_id: |scale| sum_j (edS_ij + |dS_ij| gamma) |K_jd| (1 + 2u),
+///   each then rounded to Q's type: + uIn (|ref| + bound).
+Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t> &seqQ,
+                            const std::vector<int64_t> &seqK, double scale) {
+  Problem prob = attentionProblem(c, seqQ, seqK, scale);
+  const int64_t batch = static_cast<int64_t>(seqQ.size()), H = c.heads, KH = c.kvHeads, D = c.headDim;
+  const int64_t totalQ = prob.tensors[0].shape[0], totalK = prob.tensors[1].shape[0];
+  const int64_t maxQ = *std::max_element(seqQ.begin(), seqQ.end());
+  const int64_t maxK = *std::max_element(seqK.begin(), seqK.end());
+  // Tensors 0..6 as the forward's (Q, K, V, O, LSE, cu_seqlens_q, cu_seqlens_k).
+  prob.tensors.push_back({"dO", c.dtype, {totalQ, H * D}});
+  prob.tensors.push_back({"dQ", c.dtype, {totalQ, H * D}, /*output=*/true});
+  prob.tensors.push_back({"dK", c.dtype, {totalK, KH * D}, /*output=*/true});
+  prob.tensors.push_back({"dV", c.dtype, {totalK, KH * D}, /*output=*/true});
+  prob.tensors.push_back({"Delta", DType::f32, {totalQ, H}, false, {}, /*scratch=*/true});
+  auto f32 = [](const char *n, double v, size_t pos) { return ScalarSpec{n, static_cast<float>(v), pos}; };
+  auto i32 = [](const char *n, int64_t v, size_t pos) { return ScalarSpec{n, static_cast<float>(v), pos, true}; };
+  prob.launches = {
+      {{{"part", "fwd"}}, {0, 1, 2, 3, 4, 5, 6}, {f32("softmax_scale", scale, 7), i32("max_seqlen_q", maxQ, 8), i32("batch", batch, 9)}},
+      {{{"part", "dq"}}, {0, 1, 2, 3, 4, 7, 5, 6, 8, 11}, {f32("softmax_scale", scale, 10), i32("max_seqlen_q", maxQ, 11), i32("batch", batch, 12)}},
+      {{{"part", "dkdv"}}, {0, 1, 2, 4, 7, 11, 5, 6, 9, 10}, {f32("softmax_scale", scale, 10), i32("max_seqlen_k", maxK, 11), i32("batch", batch, 12)}},
+  };
+  prob.scalars.clear();
+  prob.toleranceRule += "; gradients: P error e^(E+lseTol)-1, dP and Delta f32 dot products (Delta from the kernel's O), "
+                        "dS rounded to Q's type, f32 sums (n+8)*2^-24, outputs rounded to Q's type";
+  auto forward = prob.reference;
+  const double u = std::ldexp(1.0, -24), uIn = unitRoundoff(c.dtype), log2e = 1.4426950408889634;
+  const AttentionConfig cfg = c;
+  std::vector<double> cuQ = prob.tensors[5].values, cuK = prob.tensors[6].values;
+  prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                       std::vector<std::vector<double>> &tolerance) {
+    forward(v, expected, tolerance);  // O, LSE and their tolerances
+    const std::vector<double> &q = v[0], &k = v[1], &val = v[2], &dO = v[7];
+    const std::vector<double> &O = expected[0], &L = expected[1], &Otol = tolerance[0], &Ltol = tolerance[1];
+    std::vector<double> dQ(totalQ * H * D, 0.0), dK(totalK * KH * D, 0.0), dV(totalK * KH * D, 0.0);
+    std::vector<double> tQ(dQ.size(), 0.0), tK(dK.size(), 0.0), tV(dV.size(), 0.0);
+    const int64_t group = H / cfg.kvHeads;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t lq = seqQ[b], lk = seqK[b], q0 = static_cast<int64_t>(cuQ[b]), k0 = static_cast<int64_t>(cuK[b]);
+      const double gQ = double(lk + 8) * u, gK = double(lq * group + 8) * u;
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t kh = h / group;
+        for (int64_t i = 0; i < lq; ++i) {
+          const int64_t row = (q0 + i) * H + h, pos = i + lk - lq;
+          if (L[row] == -INFINITY)
+            continue;  // no key visible: P = 0
+          const double *qi = &q[row * D], *doi = &dO[row * D], *oi = &O[row * D], *oti = &Otol[row * D];
+          double delta = 0, eDelta = 0, absDO = 0;
+          for (int64_t d = 0; d < D; ++d) {
+            delta += doi[d] * oi[d];
+            eDelta += std::fabs(doi[d]) * oti[d] + double(D + 2) * u * std::fabs(doi[d] * oi[d]);
+            absDO += std::fabs(doi[d]);
+          }
+          for (int64_t j = 0; j < lk; ++j) {
+            if ((cfg.causal && j > pos) || (cfg.window > 0 && j <= pos - cfg.window))
+              continue;
+            const double *kj = &k[((k0 + j) * KH + kh) * D], *vj = &val[((k0 + j) * KH + kh) * D];
+            double dot = 0, mag = 0, dp = 0, eDP = 0;
+            for (int64_t d = 0; d < D; ++d) {
+              dot += qi[d] * kj[d];
+              mag += std::fabs(qi[d] * kj[d]);
+              dp += doi[d] * vj[d];
+              eDP += std::fabs(doi[d] * vj[d]);
+            }
+            eDP *= double(D + 2) * u;
+            const double sij = scale * dot, P = std::exp(sij - L[row]);
+            const double E = double(D + 3) * u * std::fabs(scale) * mag +
+                             std::ldexp(1.0, -20) * (1 + std::fabs(sij - L[row]) * log2e);
+            const double eP = std::exp(E + Ltol[row]) - 1;
+            const double A = std::fabs(dp - delta), dS = P * (dp - delta);
+            const double edS = P * ((1 + eP) * (1 + uIn) * (1 + 2 * u) * (A + eDP + eDelta) - A);
+            double *dkj = &dK[((k0 + j) * KH + kh) * D], *dvj = &dV[((k0 + j) * KH + kh) * D];
+            double *tkj = &tK[((k0 + j) * KH + kh) * D], *tvj = &tV[((k0 + j) * KH + kh) * D];
+            for (int64_t d = 0; d < D; ++d) {
+              dvj[d] += P * doi[d];
+              tvj[d] += P * std::fabs(doi[d]) * ((1 + eP) * (1 + uIn) * (1 + gK) - 1);
+              dkj[d] += scale * dS * qi[d];
+              tkj[d] += std::fabs(scale) * (edS + std::fabs(dS) * gK) * std::fabs(qi[d]) * (1 + 2 * u);
+              dQ[row * D + d] += scale * dS * kj[d];
+              tQ[row * D + d] += std::fabs(scale) * (edS + std::fabs(dS) * gQ) * std::fabs(kj[d]) * (1 + 2 * u);
+            }
+          }
+          (void)absDO;
+        }
+      }
+    }
+    for (std::vector<double> *ref : {&dQ, &dK, &dV}) {
+      std::vector<double> &t = ref == &dQ ? tQ : ref == &dK ? tK : tV;
+      for (size_t x = 0; x < ref->size(); ++x)
+        t[x] += uIn * (std::fabs((*ref)[x]) + t[x]);
+    }
+    expected.push_back(std::move(dQ));
+    expected.push_back(std::move(dK));
+    expected.push_back(std::move(dV));
+    tolerance.push_back(std::move(tQ));
+    tolerance.push_back(std::move(tK));
+    tolerance.push_back(std::move(tV));
+  };
+  return prob;
+}
+
+} // namespace
+
+KernelInfo attentionBwdKernelInfo() {
+  KernelInfo info = attentionKernelInfo();
+  info.name = "attention_bwd";
+  info.summary = "attention backward: dQ, dK, dV for the attention forward (causal, window, GQA, varlen); "
+                 "deterministic (no atomics); --run launches fwd, dq, dkdv";
+  for (KernelParam &p : info.params) {
+    if (p.name == "block_m")
+      p = {"block_m", "32", "query rows per block of dq and dkdv"};
+    else if (p.name == "block_n")  // 32: dkdv's dK and dV accumulators fit gfx1151's registers
+      p = {"block_n", "32", "keys per block of dq and dkdv"};
+  }
+  info.params.push_back({"part", "dq", "the kernel to compile: fwd (the forward, for O and LSE) | dq | dkdv"});
+  auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<std::pair<AttentionBwdConfig, AttentionParams>> {
+    KernelParams rest = given;
+    std::string part = rest.count("part") ? rest["part"] : "dq";
+    rest.erase("part");
+    std::vector<KernelParam> attnParams;
+    for (const KernelParam &p : params)
+      if (p.name != "part")
+        attnParams.push_back(p);
+    Result<AttentionParams> a = readParams(name, attnParams, rest);
+    if (!a)
+      return Error{a.error()};
+    AttentionBwdConfig b;
+    b.attn = a->config;
+    b.blockM = a->config.blockM;
+    b.blockN = a->config.blockN;
+    b.attn.blockM = 64;  // the forward's own blocks
+    b.attn.blockN = 64;
+    if (part == "fwd")
+      b.part = AttentionBwdConfig::Part::Forward;
+    else if (part == "dq")
+      b.part = AttentionBwdConfig::Part::DQ;
+    else if (part == "dkdv")
+      b.part = AttentionBwdConfig::Part::DKDV;
+    else
+      return Error{"kernel '" + name + "': parameter 'part' must be one of fwd, dq, dkdv, got '" + part + "'"};
+    return std::pair{b, *a};
+  };
+  info.build = [read](const KernelParams &given) -> Result<Kernel> {
+    auto r = read(given);
+    if (!r)
+      return Error{r.error()};
+    return buildAttentionBwd(r->first);
+  };
+  info.problem = [read](const KernelParams &given) -> Result<Problem> {
+    auto r = read(given);
+    if (!r)
+      return Error{r.error()};
+    const AttentionParams &a = r->second;
+    std::vector<int64_t> lq, lk;
+    runLengths(a.batch, a.seqQ, a.seqK, a.varlen, lq, lk);
+    return attentionBwdProblem(r->first.attn, lq, lk, a.scale);
+  };
+  return info;
+}
+
 std::string pagedDecodeKernelName(const PagedDecodeConfig &c) {
   return "paged_decode_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
          std::to_string(c.kvHeads) + "_d" + std::to_string(c.headDim) + "_bs" + std::to_string(c.blockSize) +
-         "_q" + std::to_string(c.qPerSeq) + "_w" + std::to_string(c.waves);
+         "_q" + std::to_string(c.qPerSeq) + "_w" + std::to_string(c.waves) +
+         (c.splits > 1 ? (c.part == PagedDecodeConfig::Part::Combine ? "_combine" : "_split") + std::to_string(c.splits)
+                       : "");
 }
 
 /// Rows of the query tile: the heads sharing one kv head, at least one
@@ -433,37 +830,100 @@ static int64_t decodeRows(const PagedDecodeConfig &c) {
 // The token sees keys [0, context_len - q_per_seq + t % q_per_seq]; the key
 // loop walks the sequence's block table, cutting block `phys` out of the cache
 // with a window (rows phys*block_size .., the kv head's columns).
+// The split-KV combine: for each row (token, head), the partial results of
+// the splits merge as O = sum_s e^(lse_s - m) O_s / sum_s e^(lse_s - m),
+// LSE = m + log(sum_s e^(lse_s - m)), m = max_s lse_s (in base 2 inside). A
+// split that saw no key has lse_s = -inf and weight 0. 16 rows per wave.
+static Result<Kernel> buildDecodeCombine(const PagedDecodeConfig &c) {
+  using namespace dsl;
+  const int64_t R = 16 * c.waves, D = c.headDim;
+  const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
+  KernelBuilder kb(pagedDecodeKernelName(c), {.numWaves = c.waves});
+  Tensor Op = kb.tensor("O_part", DType::f32, 2);
+  Tensor Lp = kb.tensor("LSE_part", DType::f32, 2);
+  Tensor O = kb.tensor("O", c.dtype, 2);
+  Tensor LSE = kb.tensor("LSE", DType::f32, 2);
+  kb.grid({GridExtent::ceilDiv(O, 0, R)});
+  Index r0 = kb.blockId(0) * R, rows = O.dim(0);
+  Tile acc = kb.regTile("acc", {R, D}, DType::f32);
+  Tile part = kb.regTile("part", {R, D}, DType::f32);
+  Tile m = kb.regTile("m", {R}, DType::f32), mNew = kb.regTile("m_new", {R}, DType::f32);
+  Tile x = kb.regTile("x", {R}, DType::f32), l = kb.regTile("l", {R}, DType::f32);
+  Tile alpha = kb.regTile("alpha", {R}, DType::f32), beta = kb.regTile("beta", {R}, DType::f32);
+  kb.fill(acc, 0.0);
+  kb.fill(m, -std::numeric_limits<double>::infinity());
+  kb.fill(l, 0.0);
+  kb.forLoop(0, c.splits, 1, {.name = "split"}, [&](Index s) {
+    kb.load(kb.window(Op, {s * rows, 0}, {rows, D}), {r0, 0}, part);
+    kb.load(kb.window(Lp, {s * rows, 0}, {rows, 1}), {r0, 0}, x);
+    kb.scale(x, x, log2e);
+    kb.max(mNew, m, x);
+    kb.subExp2(alpha, m, mNew);  // rescales what was merged so far
+    kb.subExp2(beta, x, mNew);   // this split's weight
+    kb.mul(acc, acc, alpha);
+    kb.mul(part, part, beta);
+    kb.add(acc, acc, part);
+    kb.mul(l, l, alpha);
+    kb.add(l, l, beta);
+    kb.convert(m, mNew);
+  });
+  kb.safeDiv(acc, acc, l);
+  kb.store(acc, O, {r0, 0});
+  kb.log(x, l);
+  kb.scale(m, m, ln2);
+  kb.add(x, x, m);
+  kb.store(x, LSE, {r0, 0});
+  Kernel kernel = kb.finish();
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return kernel;
+}
+
 Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   using namespace dsl;
   if (c.kvHeads < 1 || c.heads % c.kvHeads != 0)
     return Error{"paged_decode: kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
                  std::to_string(c.heads) + ")"};
+  if (c.splits < 1)
+    return Error{"paged_decode: splits must be >= 1"};
+  if (c.part == PagedDecodeConfig::Part::Combine)
+    return c.splits > 1 ? buildDecodeCombine(c)
+                        : Result<Kernel>(Error{"paged_decode: part=combine needs splits > 1 (one split writes O directly)"});
   const int64_t G = c.heads / c.kvHeads, BM = decodeRows(c), BS = c.blockSize, D = c.headDim;
+  const bool split = c.splits > 1;
 
   KernelBuilder kb(pagedDecodeKernelName(c), {.numWaves = c.waves});
   Tensor Q = kb.tensor("Q", c.dtype, 2);
   Tensor Kc = kb.tensor("K_cache", c.dtype, 2);
   Tensor Vc = kb.tensor("V_cache", c.dtype, 2);
-  Tensor O = kb.tensor("O", c.dtype, 2);
-  Tensor LSE = kb.tensor("LSE", DType::f32, 2);
+  Tensor O = kb.tensor(split ? "O_part" : "O", split ? DType::f32 : c.dtype, 2);
+  Tensor LSE = kb.tensor(split ? "LSE_part" : "LSE", DType::f32, 2);
   Tensor table = kb.tensor("block_tables", DType::i32, 2);
   Tensor ctxLens = kb.tensor("context_lens", DType::i32, 1);
   Scalar scale = kb.scalarF32("softmax_scale");
 
-  kb.grid({GridExtent::ceilDiv(Q, 0, c.heads), GridExtent::fixed(c.kvHeads)});
+  kb.grid({GridExtent::ceilDiv(Q, 0, c.heads), GridExtent::fixed(c.kvHeads), GridExtent::fixed(c.splits)});
   Index t = kb.blockId(0), kvh = kb.blockId(1);
   Index seq = t / c.qPerSeq;
   Index ctx = kb.loadIndex(ctxLens, seq);
   Index keyEnd = max(ctx + t % c.qPerSeq + 1, c.qPerSeq) - c.qPerSeq;  // keys [0, keyEnd)
   Index row0 = t * c.heads + kvh * G;
+  // This split's blocks: [first, last) of the sequence's cdiv(keyEnd, BS).
+  Index blocks = cdiv(keyEnd, BS), first = 0, last = blocks, outRow = row0;
+  if (split) {
+    Index s = kb.blockId(2), per = cdiv(blocks, c.splits);
+    first = min(s * per, blocks);
+    last = min(first + per, blocks);
+    outRow = s * Q.dim(0) + row0;
+  }
   Tensor Qs = kb.window(Q, {row0, 0}, {G, D});
-  Tensor Os = kb.window(O, {row0, 0}, {G, D});
-  Tensor Ls = kb.window(LSE, {row0, 0}, {G, 1});
+  Tensor Os = kb.window(O, {outRow, 0}, {G, D});
+  Tensor Ls = kb.window(LSE, {outRow, 0}, {G, 1});
 
   OnlineSoftmax sm(kb, BM, BS, D, c.dtype);
   kb.load(Qs, {0, 0}, sm.q);
   sm.init();
-  kb.forLoop(0, cdiv(keyEnd, BS), 1, {.name = "blk"}, [&](Index j) {
+  kb.forLoop(first, last, 1, {.name = "blk"}, [&](Index j) {
     Index phys = kb.loadIndex(table, {seq, j});
     Tensor Kb = kb.window(Kc, {phys * BS, kvh * D}, {BS, D});
     Tensor Vb = kb.window(Vc, {phys * BS, kvh * D}, {BS, D});
@@ -517,6 +977,13 @@ Problem pagedDecodeProblem(const PagedDecodeConfig &c, const std::vector<int64_t
       {"context_lens", DType::i32, {seqs}, false, ctxValues},
   };
   prob.scalars = {{"softmax_scale", static_cast<float>(scale), 7}};
+  if (c.splits > 1) {
+    // Split-KV: the attend kernel writes f32 partials (tensors 7, 8), the
+    // combine kernel reads them and writes O and LSE.
+    prob.tensors.push_back({"O_part", DType::f32, {c.splits * tokens * H, D}, false, {}, /*scratch=*/true});
+    prob.tensors.push_back({"LSE_part", DType::f32, {c.splits * tokens * H, 1}, false, {}, /*scratch=*/true});
+    prob.launches = {{{{"part", "attend"}}, {0, 1, 2, 7, 8, 5, 6}, prob.scalars}, {{{"part", "combine"}}, {7, 8, 3, 4}, {}}};
+  }
   const double uIn = unitRoundoff(c.dtype);
   prob.toleranceRule = std::string(kToleranceRule) + ", uIn = " + (c.dtype == DType::bf16 ? "2^-8 (bf16)" : "2^-11 (f16)");
   const PagedDecodeConfig cfg = c;
@@ -538,7 +1005,8 @@ Problem pagedDecodeProblem(const PagedDecodeConfig &c, const std::vector<int64_t
         keys.k = [&](int64_t j) { return &kc[cacheRow(j) * KH * D + kh * D]; };
         keys.v = [&](int64_t j) { return &vc[cacheRow(j) * KH * D + kh * D]; };
         const int64_t row = t * H + h;
-        attendRow(&q[row * D], D, scale, uIn, BS, keys, &out[row * D], &outTol[row * D], lse[row], lseTol[row]);
+        attendRow(&q[row * D], D, scale, uIn, BS, keys, &out[row * D], &outTol[row * D], lse[row], lseTol[row],
+                  cfg.splits);
       }
     }
     expected = {std::move(out), std::move(lse)};
@@ -564,6 +1032,9 @@ KernelInfo pagedDecodeKernelInfo() {
       {"dtype", "bf16", "bf16 | f16 (Q, KV cache, O; LSE is f32)"},
       {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
       {"waves", "1", "wavefronts per workgroup"},
+      {"splits", "1", "split-KV: workgroups per (token, kv head), each over a share of the blocks, then a "
+                      "combine kernel (1: none)"},
+      {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)"},
   };
   struct Read {
     PagedDecodeConfig config;
@@ -584,8 +1055,13 @@ KernelInfo pagedDecodeKernelInfo() {
     c.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
     r.scale = p.raw("scale") == "auto" ? 0 : p.real("scale");
     c.waves = static_cast<int>(p.integer("waves", 1, 16));
+    c.splits = p.integer("splits", 1, 64);
+    c.part = p.choice("part", {"attend", "combine"}) == "combine" ? PagedDecodeConfig::Part::Combine
+                                                                  : PagedDecodeConfig::Part::Attend;
     if (!p.ok())
       return Error{p.error()};
+    if (c.part == PagedDecodeConfig::Part::Combine && c.splits == 1)
+      return Error{"kernel '" + name + "': part=combine needs splits > 1"};
     if (c.heads % c.kvHeads != 0)
       return Error{"kernel '" + name + "': kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
                    std::to_string(c.heads) + ")"};

@@ -44,6 +44,33 @@ Problem attentionProblem(const AttentionConfig &config, const std::vector<int64_
 /// The registry entry (`tilec --kernel=attention -p heads=... -p causal=1`).
 KernelInfo attentionKernelInfo();
 
+/// The backward pass of `attention` (dQ, dK, dV). Three kernels, launched in
+/// order on the same buffers: the forward (O and LSE, as a training step has
+/// them), `dq` (Delta = rowsum(dO * O) and dQ, one workgroup per query block
+/// looping over keys) and `dkdv` (one workgroup per key block and kv head,
+/// looping over the query blocks of every query head that shares it). Every
+/// gradient is a sum inside one workgroup in a fixed order: no atomics, the
+/// results are bitwise reproducible run to run (deterministic by construction).
+struct AttentionBwdConfig {
+  AttentionConfig attn;      ///< shapes, dtype, masks (attn.blockM/N: the forward's blocks)
+  enum class Part { Forward, DQ, DKDV } part = Part::DQ;
+  int64_t blockM = 32;       ///< query rows per block in dq and dkdv
+  int64_t blockN = 32;       ///< keys per block in dq and dkdv
+};
+
+/// "attn_bwd_dq_bf16_h8_kv8_d128_32x64_w4" (the forward part: attentionKernelName).
+std::string attentionBwdKernelName(const AttentionBwdConfig &config);
+
+/// dq arguments: Q, K, V, O, LSE, dO, cu_seqlens_q, cu_seqlens_k, dQ, Delta
+/// [total_q, heads] f32 (written), softmax_scale, max_seqlen_q, batch.
+/// dkdv arguments: Q, K, V, LSE, dO, Delta, cu_seqlens_q, cu_seqlens_k, dK, dV,
+/// softmax_scale, max_seqlen_k, batch. Gradients are in Q's type.
+Result<Kernel> buildAttentionBwd(const AttentionBwdConfig &config);
+
+/// The registry entry (`tilec --kernel=attention_bwd -p part=dq|dkdv|fwd`);
+/// `--run` launches all three and checks O, LSE, dQ, dK and dV.
+KernelInfo attentionBwdKernelInfo();
+
 /// Decode over a paged KV cache: a few new query tokens per sequence attend
 /// to their sequence's context, read block by block through a block table.
 struct PagedDecodeConfig {
@@ -54,9 +81,15 @@ struct PagedDecodeConfig {
   int64_t blockSize = 16;     ///< tokens per cache block: 16 or 32
   int64_t qPerSeq = 1;        ///< new query tokens per sequence (the last ones of its context; causal among them)
   int waves = 1;
+  /// Split-KV (flash-decoding): each sequence's blocks are shared among this
+  /// many workgroups, whose partial results (f32 O and LSE) a second kernel
+  /// combines through their log-sum-exps. 1: one kernel, no partials.
+  int64_t splits = 1;
+  /// With splits > 1, which of the two kernels to build.
+  enum class Part { Attend, Combine } part = Part::Attend;
 };
 
-/// "paged_decode_bf16_h8_kv8_d128_bs16_q1_w1".
+/// "paged_decode_bf16_h8_kv8_d128_bs16_q1_w1" (+ "_split4" / "_combine4").
 std::string pagedDecodeKernelName(const PagedDecodeConfig &config);
 
 /// Kernel arguments, in order: Q [tokens*heads, D] (token t of sequence
@@ -64,6 +97,9 @@ std::string pagedDecodeKernelName(const PagedDecodeConfig &config);
 /// (the [num_blocks, block_size, kv_heads, D] cache inference engines keep),
 /// O [tokens*heads, D], LSE [tokens*heads, 1] f32, block_tables
 /// [num_seqs, max_blocks] i32, context_lens [num_seqs] i32, softmax_scale f32.
+/// With splits > 1, O and LSE are the f32 partials [splits*tokens*heads, D]
+/// and [splits*tokens*heads, 1] (split s at rows s*tokens*heads ..), and the
+/// combine kernel takes (O_part, LSE_part, O, LSE).
 Result<Kernel> buildPagedDecode(const PagedDecodeConfig &config);
 
 /// The problem for these context lengths, with a shuffled (non-contiguous)

@@ -9,6 +9,7 @@ const std::vector<KernelInfo> &shippedKernels() {
   static const std::vector<KernelInfo> kernels = {
       gemmKernelInfo(),
       attentionKernelInfo(),
+      attentionBwdKernelInfo(),
       pagedDecodeKernelInfo(),
   };
   return kernels;

@@ -31,6 +31,9 @@ struct TensorSpec {
   /// Fixed contents (e.g. sequence offsets, a block table); empty: random
   /// inputs in [-1, 1) rounded to the type (outputs: NaN before the launch).
   std::vector<double> values = {};
+  /// Written by one kernel of a multi-kernel problem and read by a later one
+  /// (e.g. split-KV partial results): NaN before the first launch, not checked.
+  bool scratch = false;
 };
 
 /// One f32 or i32 scalar argument of a concrete problem (e.g. an fp8 GEMM's scale),
@@ -50,9 +53,23 @@ struct ScalarSpec {
 /// tensor's values as doubles (outputs: their initial contents) and fills, for
 /// each output tensor in order, the expected values and a per-element
 /// tolerance. `toleranceRule` says how the tolerance is derived.
+/// One kernel launch of a multi-kernel problem: the kernel that `build` gives
+/// for the problem's parameters with `params` laid over them (e.g.
+/// part=combine), and its arguments in order: `tensors` indexes
+/// Problem::tensors, `scalars` Problem::scalars, placed at each scalar's
+/// `position` in this launch.
+struct Launch {
+  std::map<std::string, std::string> params;
+  std::vector<size_t> tensors;
+  std::vector<ScalarSpec> scalars;  ///< in increasing `position`
+};
+
 struct Problem {
   std::vector<TensorSpec> tensors;
   std::vector<ScalarSpec> scalars;  ///< in increasing `position`
+  /// Empty: one launch of the kernel with every tensor and scalar. Otherwise
+  /// the launches, in order (all of them on the same buffers).
+  std::vector<Launch> launches;
   std::function<void(const std::vector<std::vector<double>> &values,
                      std::vector<std::vector<double>> &expected,
                      std::vector<std::vector<double>> &tolerance)>

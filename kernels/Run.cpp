@@ -155,19 +155,36 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
   Result<Problem> problem = info.problem(params);
   if (!problem)
     return Error{problem.error()};
-  Result<Kernel> kernel = info.build(params);
-  if (!kernel)
-    return Error{kernel.error()};
-  Result<CompiledKernel> compiled = compile(*kernel, options.compile);
-  if (!compiled)
-    return Error{compiled.error()};
+  // The launches: one of the kernel over every argument, or the problem's list.
+  std::vector<Launch> launches = problem->launches;
+  if (launches.empty()) {
+    Launch all;
+    for (size_t t = 0; t < problem->tensors.size(); ++t)
+      all.tensors.push_back(t);
+    all.scalars = problem->scalars;
+    launches.push_back(std::move(all));
+  }
+  std::vector<CompiledKernel> kernels;
+  for (const Launch &l : launches) {
+    KernelParams p = params;
+    for (const auto &[k, v] : l.params)
+      p[k] = v;
+    Result<Kernel> kernel = info.build(p);
+    if (!kernel)
+      return Error{kernel.error()};
+    Result<CompiledKernel> compiled = compile(*kernel, options.compile);
+    if (!compiled)
+      return Error{compiled.error()};
+    kernels.push_back(std::move(*compiled));
+  }
   Result<std::unique_ptr<Device>> device = Device::open(options.device, options.compile.arch);
   if (!device)
     return Error{device.error()};
   Device &dev = **device;
 
   RunResult result;
-  result.kernel = std::move(*compiled);
+  result.kernel = kernels.back();
+  result.kernels = kernels;
   result.device = dev.description();
   result.toleranceRule = problem->toleranceRule;
 
@@ -184,13 +201,14 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
       if (b)
         dev.release(b);
   };
-  std::vector<LaunchArg> args;
   for (size_t t = 0; t < specs.size(); ++t) {
     int64_t n = numElements(specs[t].shape);
     host[t].resize(std::max<int64_t>(n, 1) * dtypeBytes(specs[t].dtype));
     values[t].resize(n);
     for (int64_t i = 0; i < n; ++i) {
-      double v = !specs[t].values.empty() ? specs[t].values[i] : specs[t].output ? NAN : dist(rng);
+      double v = !specs[t].values.empty()                 ? specs[t].values[i]
+                 : specs[t].output || specs[t].scratch ? NAN
+                                                       : dist(rng);
       storeElement(specs[t].dtype, host[t].data(), i, v);
       values[t][i] = loadElement(specs[t].dtype, host[t].data(), i);
     }
@@ -204,26 +222,48 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
       releaseAll();
       return Error{s.error()};
     }
-    args.push_back(LaunchArg::tensor(buffers[t], specs[t].shape));
   }
-  // Scalar arguments go in at their positions (ascending, so earlier inserts
-  // do not move later ones).
-  for (const ScalarSpec &sc : problem->scalars) {
-    if (sc.position > args.size()) {
-      releaseAll();
-      return Error{"tilec: error: kernel '" + info.name + "': scalar argument '" + sc.name + "' at position " +
-                   std::to_string(sc.position) + " is past the " + std::to_string(args.size()) + " arguments before it"};
+  for (size_t k = 0; k < launches.size(); ++k) {
+    const Launch &l = launches[k];
+    std::vector<LaunchArg> args;
+    for (size_t t : l.tensors) {
+      if (t >= specs.size()) {
+        releaseAll();
+        return Error{"tilec: error: kernel '" + info.name + "': launch " + std::to_string(k) +
+                     " names tensor " + std::to_string(t) + " of " + std::to_string(specs.size())};
+      }
+      args.push_back(LaunchArg::tensor(buffers[t], specs[t].shape));
     }
-    args.insert(args.begin() + static_cast<std::ptrdiff_t>(sc.position),
-                sc.i32 ? LaunchArg::i32(static_cast<int32_t>(sc.value)) : LaunchArg::f32(sc.value));
+    // Scalar arguments go in at their positions (ascending, so earlier
+    // inserts do not move later ones).
+    for (const ScalarSpec &sc : l.scalars) {
+      if (sc.position > args.size()) {
+        releaseAll();
+        return Error{"tilec: error: kernel '" + info.name + "': scalar argument '" + sc.name + "' at position " +
+                     std::to_string(sc.position) + " is past the " + std::to_string(args.size()) +
+                     " arguments before it"};
+      }
+      args.insert(args.begin() + static_cast<std::ptrdiff_t>(sc.position),
+                  sc.i32 ? LaunchArg::i32(static_cast<int32_t>(sc.value)) : LaunchArg::f32(sc.value));
+    }
+    Result<LaunchStats> stats = dev.launch(kernels[k], args);
+    if (!stats) {
+      releaseAll();
+      return Error{stats.error()};
+    }
+    // Checker findings and times add up over the launches; the grid is the last one's.
+    LaunchStats merged = std::move(*stats);
+    if (k > 0) {
+      merged.outOfBounds += result.stats.outOfBounds;
+      merged.races += result.stats.races;
+      merged.bankConflicts += result.stats.bankConflicts;
+      merged.deadlock = merged.deadlock || result.stats.deadlock;
+      merged.laneInstructions += result.stats.laneInstructions;
+      merged.seconds += result.stats.seconds;
+      merged.messages.insert(merged.messages.begin(), result.stats.messages.begin(), result.stats.messages.end());
+    }
+    result.stats = std::move(merged);
   }
-
-  Result<LaunchStats> stats = dev.launch(result.kernel, args);
-  if (!stats) {
-    releaseAll();
-    return Error{stats.error()};
-  }
-  result.stats = std::move(*stats);
 
   std::vector<std::vector<double>> expected, tolerance;
   problem->reference(values, expected, tolerance);

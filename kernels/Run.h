@@ -20,7 +20,8 @@ struct RunOptions {
 };
 
 struct RunResult {
-  CompiledKernel kernel;
+  CompiledKernel kernel;                ///< the (last) kernel launched
+  std::vector<CompiledKernel> kernels;  ///< every kernel, in launch order (Problem::launches)
   LaunchStats stats;
   std::string device;          ///< the device's description
   int64_t elements = 0;        ///< output elements checked

@@ -275,8 +275,13 @@ void BM_VendorGemm(benchmark::State &state, std::string arch, std::string librar
 
 } // namespace
 
+namespace tilec::bench {
+void registerAttentionModels();  // AttentionModelBench.cpp
+} // namespace tilec::bench
+
 int main(int argc, char **argv) {
   tilec::bench::addMachineContext();
+  tilec::bench::registerAttentionModels();
   for (const char *arch : kTargets)
     for (const auto &size : kSizes) {
       std::string suffix = std::string("/gemm/") + arch + "/" + sizeName(size);

@@ -321,8 +321,14 @@ LogicalResult Emitter::emitOp(Operation &op) {
         if (!cast<tile::TileType>(l.getDest().getType()).isLds()) {
           auto dst = allocOf(l.getDest());
           auto layout = dst ? dst->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+          if (layout && (layout.getValue() == "acc" || layout.getValue() == "rows")) {
+            // Each lane loads the elements (or rows) it holds.
+            line() << "tl::load_acc(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
+                   << name(l.getIndices()[0]) << ", " << c << ");\n";
+            return success();
+          }
           if (!layout || layout.getValue() != "staging")
-            return l.emitOpError() << "loads into register tiles in an accumulator layout are not supported by the HIP emitter yet";
+            return l.emitOpError() << "register tile has no layout; run tilec-infer-layouts first";
           line() << "tl::load_staging(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
                  << name(l.getIndices()[0]) << ", " << c << ");\n";
           return success();
@@ -365,6 +371,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
         }
         if (layout && layout.getValue() == "staging") {
           line() << "tl::commit(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+          return success();
+        }
+        if (c.getTranspose()) {
+          line() << "tl::copy_transposed(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
           return success();
         }
         line() << "tl::copy(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";

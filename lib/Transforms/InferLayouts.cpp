@@ -90,22 +90,8 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     });
   }
 
-  void runOnOperation() override {
-    func::FuncOp f = getOperation();
-    Builder b(&getContext());
-    if (auto arch = f->getAttrOfType<StringAttr>(tile::attr::kTarget))
-      target = lookupTarget(arch.getValue().str());
-    f.walk([&](tile::GemmOp g) {
-      auto c = cast<tile::TileType>(g.getC().getType());
-      auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
-      auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
-      if (!instr || !grid) {
-        g.emitOpError() << "has no matrix instruction; run tilec-select-matrix-instr first";
-        failedFlag = true;
-        return;
-      }
-      assign(g, g.getC(), {instr, grid, b.getDenseI64ArrayAttr(c.getShape())});
-    });
+  /// Spreads layouts over map/reduce/copy relations until nothing changes.
+  void propagate(func::FuncOp f) {
     do {
       changed = false;
       f.walk([&](Operation *op) {
@@ -125,6 +111,67 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         }
       });
     } while (changed && !failedFlag);
+  }
+
+  std::optional<AccLayout> defaultLayout(tile::TileType t, int waves) {
+    if (!target)
+      return std::nullopt;
+    for (ElemType e : {ElemType::BF16, ElemType::F16}) {
+      std::vector<const MatrixInstr *> instrs = target->instrsFor(e);
+      if (instrs.empty())
+        continue;
+      // Rows spread over the waves (wn = 1) when an instruction allows it, so
+      // that row reductions stay inside a wave; else the GEMM tiling's grid.
+      std::optional<MatrixTiling> tiling;
+      for (const MatrixInstr *mi : instrs)
+        if (!tiling && t.rows() % (int64_t(waves) * mi->m) == 0 && t.cols() % mi->n == 0)
+          tiling = MatrixTiling{mi, waves, 1};
+      if (!tiling)
+        tiling = selectMatrixTiling(*target, e, t.rows(), t.cols(), instrs.front()->k, waves);
+      if (!tiling)
+        return std::nullopt;
+      MLIRContext *ctx = t.getContext();
+      return AccLayout{StringAttr::get(ctx, tiling->instr->name), DenseI64ArrayAttr::get(ctx, {tiling->wm, tiling->wn}),
+                       DenseI64ArrayAttr::get(ctx, t.getShape())};
+    }
+    return std::nullopt;
+  }
+
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    Builder b(&getContext());
+    if (auto arch = f->getAttrOfType<StringAttr>(tile::attr::kTarget))
+      target = lookupTarget(arch.getValue().str());
+    f.walk([&](tile::GemmOp g) {
+      auto c = cast<tile::TileType>(g.getC().getType());
+      auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
+      auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
+      if (!instr || !grid) {
+        g.emitOpError() << "has no matrix instruction; run tilec-select-matrix-instr first";
+        failedFlag = true;
+        return;
+      }
+      assign(g, g.getC(), {instr, grid, b.getDenseI64ArrayAttr(c.getShape())});
+    });
+    propagate(f);
+    // Tiles no matrix instruction reaches (elementwise work on loaded data,
+    // e.g. combining split-KV partial results) take the accumulator layout of
+    // the target's first 16-bit instruction, over the wave grid the GEMM
+    // tiling would choose for their shape; their row vectors follow.
+    for (bool assigned = true; assigned && !failedFlag;) {
+      assigned = false;
+      f.walk([&](tile::AllocOp a) {
+        tile::TileType t = a.getType();
+        if (assigned || !t.isReg() || t.getRank() != 2 || layouts.count(a.getResult()) || isStaging(a))
+          return;
+        if (std::optional<AccLayout> l = defaultLayout(t, numWavesOf(f))) {
+          layouts[a.getResult()] = *l;
+          assigned = true;
+        }
+      });
+      if (assigned)
+        propagate(f);
+    }
 
     f.walk([&](tile::AllocOp a) {
       tile::TileType t = a.getType();
@@ -135,10 +182,13 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         a->setAttr(pattr::kLayout, b.getStringAttr("staging"));
         return;
       }
+      if (it == layouts.end() && failedFlag)
+        return; // one diagnostic
       if (it == layouts.end()) {
         a.emitOpError() << "register tile '" << a.displayName()
-                        << "' gets no layout: it is not connected to a tile.gemm accumulator "
-                           "(only accumulator layouts and their row vectors are supported yet)";
+                        << "' gets no layout: it is not connected to a tile.gemm accumulator, and no "
+                           "matrix instruction's layout tiles its shape over the wave grid "
+                           "(rank-1 tiles need a rank-2 tile whose rows they hold)";
         failedFlag = true;
         return;
       }

@@ -341,8 +341,11 @@ public:
                                "] : " + t->type() + ", " + x->type()));
   }
 
-  /// dst = src between LDS and registers (same shape), converting the element type.
-  void copy(const Tile &src, const Tile &dst, SourceLoc loc = {}) {
+  /// dst = src between LDS and registers (same shape), converting the element
+  /// type; with transpose, a register tile into the LDS tile of the swapped
+  /// shape (dst[j][i] = src[i][j]).
+  void copy(const Tile &src, const Tile &dst, SourceLoc loc = {}) { copy(src, dst, CopyOptions{}, loc); }
+  void copy(const Tile &src, const Tile &dst, CopyOptions options, SourceLoc loc = {}) {
     detail::State &s = *state_;
     detail::Call call(&s, loc);
     const char *op = "tile.copy";
@@ -350,6 +353,15 @@ public:
     const detail::TileInfo *b = s.tile(dst, op, "destination");
     if (!a || !b)
       return;
+    if (options.transpose) {
+      if (a->space != Space::reg || b->space != Space::lds || a->rank() != 2 || b->rank() != 2 ||
+          a->shape[0] != b->shape[1] || a->shape[1] != b->shape[0])
+        return s.report(op, "a transposing copy goes from a rank-2 register tile to the LDS tile of the "
+                            "swapped shape, got " + a->str() + " -> " + b->str());
+      s.body.push_back(s.addLine(std::string(op) + " %" + a->ssa + " -> %" + b->ssa + " {transpose} : " +
+                                 a->type() + ", " + b->type()));
+      return;
+    }
     if (a->shape != b->shape)
       return s.report(op, "copies between tiles of different shapes: " + a->str() + " -> " + b->str());
     if (a->space == Space::lds && b->space == Space::lds)

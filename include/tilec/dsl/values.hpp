@@ -78,6 +78,9 @@ struct MaskOptions {
   bool causal = false; ///< keys after the query position
   int64_t window = 0;  ///< > 0: keys `window` or more positions before the query (sliding window)
 };
+struct CopyOptions {
+  bool transpose = false; ///< register tile -> LDS tile of the swapped shape, transposed
+};
 struct MapOptions {
   Broadcast broadcast = Broadcast::PerRow;
 };

@@ -202,6 +202,14 @@ LogicalResult StoreOp::verify() {
 LogicalResult CopyOp::verify() {
   auto s = cast<TileType>(getSource().getType());
   auto d = cast<TileType>(getDest().getType());
+  if (getTranspose()) {
+    if (!s.isReg() || !d.isLds() || s.getRank() != 2 || d.getRank() != 2 || s.rows() != d.cols() ||
+        s.cols() != d.rows())
+      return emitOpError() << "transposing copies go from a rank-2 register tile to the LDS tile of the "
+                              "swapped shape, got "
+                           << shapeStr(s) << " -> " << shapeStr(d);
+    return success();
+  }
   if (s.getShape() != d.getShape())
     return emitOpError() << "copies between tiles of different shapes: " << shapeStr(s) << " -> "
                          << shapeStr(d);

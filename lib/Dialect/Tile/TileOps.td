@@ -173,9 +173,12 @@ def Tile_CopyOp : Tile_Op<"copy"> {
   let summary = "copy a tile into another of the same shape (LDS <-> registers)";
   let description = [{
     `tile.copy %src -> %dst : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, lds>`;
-    converts the element type when the two differ.
+    converts the element type when the two differ. With `transpose`, a
+    register tile is written transposed into an LDS tile of the swapped shape
+    (`dst[j][i] = src[i][j]`: attention's backward feeds P^T and dS^T to
+    matrix instructions this way).
   }];
-  let arguments = (ins Tile_AnyTile:$source, Tile_AnyTile:$dest);
+  let arguments = (ins Tile_AnyTile:$source, Tile_AnyTile:$dest, UnitAttr:$transpose);
   let assemblyFormat = "$source `->` $dest attr-dict `:` type($source) `,` type($dest)";
   let hasVerifier = 1;
 }

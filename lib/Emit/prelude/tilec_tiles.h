@@ -565,6 +565,28 @@ template <bool Causal, int Window, class A> TL_INLINE void mask(A &s, int row0, 
           s.v[i][j][e] = -__builtin_inff();
       }
 }
+/// Loads the window of `g` at (r0, c0) into an accumulator-layout tile: each
+/// lane reads the elements it holds, as f32 (outside g: 0).
+template <class A, class G> TL_INLINE void load_acc(A &t, const G &g, int r0, int c0) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        t.v[i][j][e] = to_f32(g.load(r0 + A::row(i, e), c0 + A::col(j, e)));
+}
+/// Loads rows r0.. of column c0 of `g` (0 for a rank-1 tensor) into a row vector.
+template <class A, class G> TL_INLINE void load_acc(Rows<A> &t, const G &g, int r0, int c0) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int e = 0; e < A::E; ++e)
+      t.v[i][e] = to_f32(g.load(r0 + A::row(i, e), c0));
+}
+/// Accumulator tile -> LDS tile of the swapped shape, transposed (dst[c][r] = src[r][c]).
+template <class A, class L> TL_INLINE void copy_transposed(const L &dst, const A &src) {
+  static_assert(L::rows == A::cols && L::cols == A::rows, "copy_transposed: shapes are not transposes");
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        dst.store(A::col(j, e), A::row(i, e), from_f32<typename L::elem>(src.v[i][j][e]));
+}
 /// Accumulator tile -> LDS tile (e.g. to feed it to another gemm).
 template <class A, class L> TL_INLINE void copy(const L &dst, const A &src) {
   for (int i = 0; i < A::TM; ++i)

@@ -22,9 +22,33 @@ func.func @softmax_rows(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x32xbf
 
 // -----
 
+// A tile no matrix instruction reaches takes the target's default
+// accumulator layout when one tiles its shape (8x8 over 4 waves: none does).
 func.func @orphan() attributes {tile.num_waves = 4 : i64} {
-  // expected-error @+1 {{register tile 'x' gets no layout: it is not connected to a tile.gemm accumulator}}
-  %x = tile.alloc {name = "x"} : !tile.tile<64x64xf32, reg>
+  // expected-error @+1 {{register tile 'x' gets no layout: it is not connected to a tile.gemm accumulator, and no matrix instruction's layout tiles its shape}}
+  %x = tile.alloc {name = "x"} : !tile.tile<8x8xf32, reg>
+  %y = tile.alloc {name = "y"} : !tile.tile<8x8xf32, reg>
+  tile.map exp %x, %y : !tile.tile<8x8xf32, reg>, !tile.tile<8x8xf32, reg>
+  return
+}
+
+// -----
+
+// Elementwise work on loaded data (no gemm): the default layout is the
+// accumulator layout of the first bf16 instruction that spreads the rows over
+// the waves (64 rows over 4 waves: 16x16x16), and the row vector of its
+// reduction follows.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "x", parent_shape = array<i64: 64, 128>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "r", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
+func.func @elementwise(%X: memref<?x?xf32>, %R: memref<?xf32>) attributes {tile.num_waves = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %x = tile.alloc {name = "x"} : !tile.tile<64x128xf32, reg>
+  %r = tile.alloc {name = "r"} : !tile.tile<64xf32, reg>
+  tile.load %X[%c0, %c0] -> %x : memref<?x?xf32>, !tile.tile<64x128xf32, reg>
+  tile.map exp %x, %x : !tile.tile<64x128xf32, reg>, !tile.tile<64x128xf32, reg>
+  tile.reduce sum %x -> %r {axis = 1 : i64} : !tile.tile<64x128xf32, reg>, !tile.tile<64xf32, reg>
+  tile.store %r -> %R[%c0] : !tile.tile<64xf32, reg>, memref<?xf32>
   return
 }
 

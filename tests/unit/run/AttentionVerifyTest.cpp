@@ -108,6 +108,11 @@ const Case kDecodeCases[] = {
      {{"heads", "32"}, {"kv_heads", "1"}, {"dtype", "f16"}, {"seq_k", "1"}, {"batch", "2"}, {"waves", "2"}}},
     {"FourQueriesBlock32", {{"q_per_seq", "4"}, {"seq_k", "35"}, {"block_size", "32"}, {"batch", "3"}}},
     {"Context1024Gqa2", {{"kv_heads", "2"}, {"seq_k", "1024"}, {"batch", "2"}}},
+    // Split-KV: partial results in f32, combined through their log-sum-exps;
+    // with 8 splits of short contexts most splits see no block (lse = -inf).
+    {"Split4", {{"splits", "4"}, {"seq_k", "300"}}},
+    {"Split3Gqa2Context1024", {{"splits", "3"}, {"kv_heads", "2"}, {"seq_k", "1024"}, {"batch", "2"}}},
+    {"Split8ShortContextsTwoQueries", {{"splits", "8"}, {"seq_k", "40"}, {"q_per_seq", "2"}, {"batch", "3"}}},
 };
 
 class PagedDecodeVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
@@ -121,7 +126,8 @@ TEST_P(PagedDecodeVerify, MatchesReference) {
   EXPECT_GT(r->elements, 0);
   EXPECT_EQ(r->stats.outOfBounds, 0) << r->stats.checksLine();
   EXPECT_EQ(r->stats.races, 0) << r->stats.checksLine();
-  EXPECT_EQ(r->kernel.report.scratchBytes, 0);
+  for (const CompiledKernel &k : r->kernels)
+    EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Emulator, PagedDecodeVerify,
@@ -153,6 +159,58 @@ TEST(PagedDecodeNegative, RedirectedBlockTableEntryIsSeen) {
     return prob;
   };
   Result<RunResult> r = runAndVerify(redirected, {{"seq_k", "40"}, {"batch", "1"}}, emulatorOn("gfx942"));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_GT(r->mismatches, 0) << r->verifiedLine();
+}
+
+// ---- Backward (attention_bwd): the forward, dq and dkdv kernels in order;
+// O, LSE, dQ, dK and dV are each checked against the double-precision
+// reference with the tolerances attentionBwdProblem derives.
+const Case kBwdCases[] = {
+    {"Seq17Gqa2D64", {{"seq_q", "17"}, {"heads", "4"}, {"kv_heads", "2"}, {"head_dim", "64"}}},
+    {"Seq128CausalD128", {{"seq_q", "128"}, {"heads", "2"}, {"kv_heads", "2"}, {"causal", "1"}}},
+    {"Seq257CausalMqaD64", {{"seq_q", "257"}, {"heads", "4"}, {"kv_heads", "1"}, {"causal", "1"}, {"head_dim", "64"}}},
+    {"VarlenNonCausalGqa", {{"batch", "3"}, {"varlen", "1"}, {"seq_q", "77"}, {"seq_k", "90"}, {"heads", "4"},
+                            {"kv_heads", "2"}, {"head_dim", "64"}}},
+    {"SlidingWindowCausal",
+     {{"seq_q", "100"}, {"window", "20"}, {"causal", "1"}, {"heads", "2"}, {"kv_heads", "1"}, {"head_dim", "64"}}},
+    {"CausalMoreQueriesThanKeysF16", {{"seq_q", "70"}, {"seq_k", "33"}, {"causal", "1"}, {"dtype", "f16"},
+                                      {"heads", "2"}, {"kv_heads", "2"}, {"head_dim", "64"}}},
+};
+
+class AttentionBwdVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(AttentionBwdVerify, MatchesReference) {
+  const auto &[arch, index] = GetParam();
+  Result<RunResult> r = runAndVerify(*findKernel("attention_bwd"), kBwdCases[index].params, emulatorOn(arch));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->mismatches, 0) << r->verifiedLine() << "\n"
+                              << (r->firstMismatches.empty() ? "" : r->firstMismatches[0]);
+  EXPECT_EQ(r->stats.outOfBounds, 0) << r->stats.checksLine();
+  EXPECT_EQ(r->stats.races, 0) << r->stats.checksLine();
+  ASSERT_EQ(r->kernels.size(), 3u);  // forward, dq, dkdv (zero scratch: tests/lit/tilec/cli-attention.test)
+}
+
+INSTANTIATE_TEST_SUITE_P(Emulator, AttentionBwdVerify,
+                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
+                                            ::testing::Range(0, int(std::size(kBwdCases)))),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
+                           return std::get<0>(info.param) + "_" + kBwdCases[std::get<1>(info.param)].name;
+                         });
+
+// The gradient checks can fail: a dkdv kernel built without the causal mask
+// against the causal reference must mismatch.
+TEST(AttentionBwdNegative, NonCausalGradientsFailCausalReference) {
+  const KernelInfo &info = *findKernel("attention_bwd");
+  KernelInfo mixed = info;
+  mixed.build = [&](const KernelParams &p) {
+    KernelParams q = p;
+    if (q["part"] == "dkdv")
+      q["causal"] = "0";
+    return info.build(q);
+  };
+  Result<RunResult> r = runAndVerify(mixed, {{"seq_q", "40"}, {"causal", "1"}, {"heads", "2"}, {"kv_heads", "2"}, {"head_dim", "64"}},
+                                     emulatorOn("gfx942"));
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_GT(r->mismatches, 0) << r->verifiedLine();
 }
