@@ -20,9 +20,10 @@ namespace {
 constexpr std::string_view kEntryMagic = "TILECCK1";
 constexpr size_t kEntryHeader = 8 + 4 + 8 + 8;
 
-// Every CompileOptions field is part of the key (frontCacheKey). A new field
-// changes the struct's size: add it to the key, then update this number.
-static_assert(sizeof(CompileOptions) == 72,
+// Every CompileOptions field is part of the key or says where the cache is
+// (frontCacheKey). A new field changes the struct's size: add it to the key,
+// then update this layout (arch, jit, useCache, cacheDir).
+static_assert(sizeof(CompileOptions) == 2 * sizeof(std::string) + alignof(std::string),
               "CompileOptions changed: add the new field to frontCacheKey");
 
 std::string hex(llvm::ArrayRef<uint8_t> bytes) {

@@ -5,7 +5,8 @@
 // in the dynamic loader and the static constructors of libLLVM.so. A shipped
 // kernel that was compiled before needs none of it:
 //
-//   tilec --kernel=gemm [-p key=value ...] [--offload-arch=A] [--jit=J] --emit=obj|hip|tile [-o F]
+//   tilec --kernel=gemm [-p key=value ...] [--offload-arch=A] [--jit=J]
+//         [--emit=obj|hip|tile|report] [--json] [-o F]
 //
 // builds the kernel with the DSL (plain C++), looks its tile IR up in the
 // compiled-kernel cache (lib/JIT/FrontCache.h, the same entries tilec::compile
@@ -14,7 +15,7 @@
 // full compiler, tools/tilec/tilec.cpp, loaded with dlopen from
 // libtilec-cli.so: its behaviour, messages included, are the compiler's.
 // This file links no LLVM shared library: only the static LLVMSupport
-// objects for SHA-256 and xxhash.
+// objects for SHA-256, xxhash and JSON (the report).
 #include "JIT/CacheFiles.h"
 #include "JIT/FrontCache.h"
 
@@ -41,7 +42,8 @@ struct CachedRequest {
   std::vector<std::string> params;
   std::string arch = "gfx942";
   tilec::JitChoice jit = tilec::JitChoice::Auto;
-  std::string emit;  // obj, hip or tile
+  std::string emit = "report";  // obj, hip, tile or report
+  bool json = false;
   std::string output;
 };
 
@@ -79,7 +81,11 @@ std::optional<CachedRequest> parseCachedRequest(int argc, char **argv) {
       return true;
     };
     std::string jit;
-    if (name == "kernel") {
+    if (name == "json" && !hasValue) {
+      if (r.json)
+        return std::nullopt;
+      r.json = true;
+    } else if (name == "kernel") {
       if (!once(seenKernel, r.kernel))
         return std::nullopt;
     } else if (name == "offload-arch") {
@@ -110,9 +116,10 @@ std::optional<CachedRequest> parseCachedRequest(int argc, char **argv) {
       return std::nullopt;
     }
   }
-  if (r.kernel.empty() || !(r.emit == "obj" || r.emit == "hip" || r.emit == "tile"))
+  if (r.kernel.empty() ||
+      !(r.emit == "obj" || r.emit == "hip" || r.emit == "tile" || r.emit == "report"))
     return std::nullopt;
-  if (r.emit == "obj" && r.output.empty())
+  if ((r.emit == "obj" && r.output.empty()) || (r.json && r.emit != "report"))
     return std::nullopt;
   return r;
 }
@@ -163,7 +170,12 @@ std::optional<int> answerFromCache(int argc, char **argv) {
   if (request->emit == "obj") {
     data = std::string_view(hit->codeObject.data(), hit->codeObject.size());
   } else {
-    text = request->emit == "hip" ? hit->hip : hit->tileIR + "\n";
+    if (request->emit == "hip")
+      text = hit->hip;
+    else if (request->emit == "tile")
+      text = hit->tileIR + "\n";
+    else
+      text = request->json ? hit->report.toJson() + "\n" : hit->report.toText();
     data = text;
   }
   if (!writeOutput(request->output, data))
