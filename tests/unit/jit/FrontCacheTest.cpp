@@ -11,11 +11,16 @@
 
 #include <cstdlib>
 #include <dirent.h>
+#include <fcntl.h>
 #include <fstream>
+#include <spawn.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 using namespace tilec;
 using namespace tilec::jit;
@@ -181,9 +186,11 @@ protected:
     opts_.jit = JitChoice::Clang;
   }
   void TearDown() override {
-    for (const std::string &f : filesEndingWith(dir_, ""))
-      unlink(f.c_str());
-    rmdir(dir_.c_str());
+    for (const std::string &sub : {dir_ + "/cache", dir_}) {
+      for (const std::string &f : filesEndingWith(sub, ""))
+        unlink(f.c_str());
+      rmdir(sub.c_str());
+    }
   }
 
   FrontCache cache() {
@@ -283,6 +290,92 @@ TEST_F(FrontCacheTest, WriterRemovesStaleTemporaries) {
   EXPECT_FALSE(exists(staleCo));
   EXPECT_TRUE(exists(fresh));
   EXPECT_TRUE(warnings_.empty());
+}
+
+// A child process for the test below: compiles the default GEMM with the
+// cache in $TILEC_FRONT_CHILD_DIR and writes its code object, HIP and
+// "front-hit"/"miss" to $TILEC_FRONT_CHILD_OUT(.hip, .status).
+TEST(FrontCacheChild, DISABLED_Compile) {
+  const char *dir = getenv("TILEC_FRONT_CHILD_DIR");
+  const char *out = getenv("TILEC_FRONT_CHILD_OUT");
+  ASSERT_TRUE(dir && out);
+  Result<Kernel> k = kernels::buildKernel("gemm");
+  ASSERT_TRUE(k.ok()) << k.error();
+  CompileOptions opts;
+  opts.cacheDir = dir;
+  opts.jit = JitChoice::Clang;
+  Result<CompiledKernel> ck = compile(*k, opts);
+  ASSERT_TRUE(ck.ok()) << ck.error();
+  writeFile(out, std::string(ck->codeObject.begin(), ck->codeObject.end()));
+  writeFile(std::string(out) + ".hip", ck->hip);
+  writeFile(std::string(out) + ".status", ck->timings.frontCacheHit ? "front-hit" : "miss");
+}
+
+// Several processes compile the same kernel into one empty cache at once:
+// all succeed and agree, one compiled-kernel entry results, no temporary file
+// is left, nobody reports a damaged entry, and a later process hits.
+TEST_F(FrontCacheTest, ConcurrentProcessesShareOneEntry) {
+  constexpr int kProcesses = 4;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+  const std::string cache = dir_ + "/cache";
+  auto spawnChild = [&](int i) {
+    std::string out = dir_ + "/out" + std::to_string(i);
+    std::vector<std::string> args = {self, "--gtest_also_run_disabled_tests",
+                                     "--gtest_filter=FrontCacheChild.DISABLED_Compile"};
+    std::vector<std::string> envs = {"TILEC_FRONT_CHILD_DIR=" + cache, "TILEC_FRONT_CHILD_OUT=" + out};
+    for (char **e = environ; *e; ++e)
+      envs.push_back(*e);
+    std::vector<char *> argv, envp;
+    for (std::string &a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (std::string &e : envs)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    std::string log = out + ".log";
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    pid_t pid = -1;
+    int rc = posix_spawn(&pid, self, &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(rc, 0);
+    return pid;
+  };
+  auto wait = [](pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kProcesses; ++i)
+    pids.push_back(spawnChild(i));
+  for (int i = 0; i < kProcesses; ++i) {
+    ASSERT_GT(pids[i], 0);
+    EXPECT_TRUE(wait(pids[i])) << readFile(dir_ + "/out" + std::to_string(i) + ".log");
+  }
+  const std::string first = readFile(dir_ + "/out0");
+  ASSERT_FALSE(first.empty());
+  for (int i = 0; i < kProcesses; ++i) {
+    const std::string out = dir_ + "/out" + std::to_string(i);
+    EXPECT_EQ(readFile(out), first) << "process " << i;
+    EXPECT_EQ(readFile(out + ".hip"), readFile(dir_ + "/out0.hip")) << "process " << i;
+    EXPECT_EQ(readFile(out + ".log").find("corrupt"), std::string::npos) << readFile(out + ".log");
+  }
+  EXPECT_EQ(filesEndingWith(cache, ".ck").size(), 1u);
+  EXPECT_EQ(filesEndingWith(cache, "").size(), 2u) << "one .ck, one .co, no temporary files";
+
+  pid_t later = spawnChild(kProcesses);
+  ASSERT_GT(later, 0);
+  ASSERT_TRUE(wait(later));
+  const std::string out = dir_ + "/out" + std::to_string(kProcesses);
+  EXPECT_EQ(readFile(out + ".status"), "front-hit");
+  EXPECT_EQ(readFile(out), first);
 }
 
 // tilec::compile answers the second request from the compiled-kernel cache:
