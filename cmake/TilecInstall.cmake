@@ -11,6 +11,8 @@ install(TARGETS tilec_lib EXPORT tilecTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tilec tilec-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The compiler behind the `tilec` launcher (tools/tilec/CMakeLists.txt).
+install(TARGETS tilec_cli LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT tilecTargets NAMESPACE tilec:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
 configure_package_config_file(cmake/tilecConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/tilecConfig.cmake

@@ -1,11 +1,18 @@
 // Compile time of tilec (issue 7): for every shipped kernel (default
 // parameters) and every target,
 //   BM_CompileCold   DSL build + tilec::compile into a fresh, empty cache;
-//   BM_CompileWarm   the same with the code object already cached;
+//   BM_CompileWarm   the same with the kernel already cached (a hit of the
+//                    compiled-kernel cache: no stage runs);
+//   BM_CompileWarmCodeObject  the same with only the code object cached (the
+//                    compiled-kernel entries are removed before each
+//                    iteration): every stage but the JIT runs;
 //   BM_ProcessToCodeObject  `tilec --kernel=K --emit=obj -o F` as a child
 //                    process, cache warm: process start to code object on disk;
 //   BM_Autotune100   tuneKernel for a 4096^3 GEMM on gfx942 with empty caches
-//                    (576 points, 100 compiled), one iteration.
+//                    (576 points, 100 compiled), one iteration;
+//   BM_Autotune100/gemm/gfx942/after_2048  the same after tuning 2048^3 into
+//                    the same (compiled-kernel) cache: the candidates both
+//                    shapes keep are not compiled again.
 // Counters (milliseconds, mean over iterations): dsl_ms (kernel build -> tile
 // IR), context/parse/pipeline/emit/jit/report_ms (CompileTimings), other_ms
 // (assembling the result), median_ms (the whole call, median of iterations),
@@ -28,6 +35,7 @@
 #include <unistd.h>  // environ
 
 #include <algorithm>
+#include <cstdlib>  // getloadavg
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -182,6 +190,42 @@ void BM_CompileWarm(benchmark::State &state, const tilec::kernels::KernelInfo *k
   reportCounters(state, *last);
 }
 
+/// Removes the compiled-kernel entries ("*.ck") of the cache in `dir`, keeping
+/// the code objects.
+void removeCompiledKernelEntries(const std::string &dir) {
+  std::error_code ec;
+  std::vector<std::string> entries;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (llvm::StringRef(it->path()).ends_with(".ck"))
+      entries.push_back(it->path());
+  for (const std::string &e : entries)
+    llvm::sys::fs::remove(e);
+}
+
+void BM_CompileWarmCodeObject(benchmark::State &state, const tilec::kernels::KernelInfo *kernel,
+                              std::string arch) {
+  TempDir dir("tilec-bench-warm-co");
+  tilec::CompileOptions opts{arch, tilec::JitChoice::Auto, true, dir.path};
+  StageSums discard, sums;
+  if (auto first = buildAndCompile(*kernel, opts, discard); !first) {  // fills the caches
+    state.SkipWithError(first.error().c_str());
+    return;
+  }
+  tilec::Result<tilec::CompiledKernel> last = tilec::Error{"no iteration"};
+  for (auto _ : state) {
+    state.PauseTiming();
+    removeCompiledKernelEntries(dir.path);
+    state.ResumeTiming();
+    last = buildAndCompile(*kernel, opts, sums);
+    if (!last) {
+      state.SkipWithError(last.error().c_str());
+      return;
+    }
+  }
+  sums.setCounters(state);
+  reportCounters(state, *last);
+}
+
 /// Runs `tilec args...` with TILEC_CACHE_DIR=cacheDir; "" on success, else why not.
 std::string runTilec(const std::vector<std::string> &args, const std::string &cacheDir) {
   std::vector<llvm::StringRef> argv = {TILEC_BIN};
@@ -225,7 +269,10 @@ void BM_ProcessToCodeObject(benchmark::State &state, const tilec::kernels::Kerne
   state.SetLabel(std::string("tilec --kernel=") + kernel->name + " --offload-arch=" + arch + " --emit=obj (cached)");
 }
 
-void BM_Autotune100(benchmark::State &state, const tilec::kernels::KernelInfo *kernel, std::string arch) {
+/// `warmShape`: a problem size tuned (untimed) into the cache first; empty
+/// for none.
+void BM_Autotune100(benchmark::State &state, const tilec::kernels::KernelInfo *kernel, std::string arch,
+                    std::string warmShape) {
   const tilec::kernels::KernelParams problem = {{"M", "4096"}, {"N", "4096"}, {"K", "4096"}};
   tilec::tune::TuneStats stats;
   for (auto _ : state) {
@@ -238,6 +285,13 @@ void BM_Autotune100(benchmark::State &state, const tilec::kernels::KernelInfo *k
     opts.device = tilec::DeviceKind::Auto;  // the cost model here: no GPU opens
     opts.maxCompiles = 100;
     opts.onWarning = [](const std::string &) {};
+    if (!warmShape.empty()) {
+      const tilec::kernels::KernelParams warm = {{"M", warmShape}, {"N", warmShape}, {"K", warmShape}};
+      if (tilec::Result<tilec::tune::TuneResult> r = tilec::tune::tuneKernel(*kernel, warm, opts); !r) {
+        state.SkipWithError(r.error().c_str());
+        return;
+      }
+    }
     state.ResumeTiming();
     tilec::Result<tilec::tune::TuneResult> r = tilec::tune::tuneKernel(*kernel, problem, opts);
     state.PauseTiming();
@@ -262,6 +316,10 @@ void BM_Autotune100(benchmark::State &state, const tilec::kernels::KernelInfo *k
   c["compile_s"] = stats.compileSeconds;
   c["rank_s"] = stats.rankSeconds;
   c["total_s"] = stats.totalSeconds;
+  // The tune is CPU-bound on every core: other jobs on the machine show in it.
+  double load[1] = {0};
+  if (getloadavg(load, 1) == 1)
+    c["load_1min_after"] = load[0];
 }
 
 /// "Intel(R) Xeon(R) ..." from /proc/cpuinfo, or "unknown".
@@ -277,14 +335,22 @@ int main(int argc, char **argv) {
           ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
       benchmark::RegisterBenchmark(("BM_CompileWarm" + suffix).c_str(), BM_CompileWarm, &k, std::string(arch))
           ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
+      benchmark::RegisterBenchmark(("BM_CompileWarmCodeObject" + suffix).c_str(), BM_CompileWarmCodeObject, &k,
+                                   std::string(arch))
+          ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
       benchmark::RegisterBenchmark(("BM_ProcessToCodeObject" + suffix).c_str(), BM_ProcessToCodeObject, &k,
                                    std::string(arch))
           ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
     }
   }
-  if (const tilec::kernels::KernelInfo *gemm = tilec::kernels::findKernel("gemm"))
-    benchmark::RegisterBenchmark("BM_Autotune100/gemm/gfx942", BM_Autotune100, gemm, std::string("gfx942"))
+  if (const tilec::kernels::KernelInfo *gemm = tilec::kernels::findKernel("gemm")) {
+    benchmark::RegisterBenchmark("BM_Autotune100/gemm/gfx942", BM_Autotune100, gemm, std::string("gfx942"),
+                                 std::string())
         ->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+    benchmark::RegisterBenchmark("BM_Autotune100/gemm/gfx942/after_2048", BM_Autotune100, gemm,
+                                 std::string("gfx942"), std::string("2048"))
+        ->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;

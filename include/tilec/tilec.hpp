@@ -29,7 +29,7 @@ enum class JitChoice { Auto, HipRTC, Clang };
 struct CompileOptions {
   std::string arch = "gfx942";  ///< gfx942, gfx90a (gfx1151 with the targets work)
   JitChoice jit = JitChoice::Auto;
-  bool useCache = true;         ///< persistent on-disk cache of code objects
+  bool useCache = true;         ///< persistent on-disk caches of compiled kernels and code objects
   std::string cacheDir;         ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec
 };
 
@@ -56,6 +56,9 @@ struct CompileTimings {
   double reportMs = 0;    ///< code-object report (metadata notes, disassembly)
   double totalMs = 0;     ///< the whole call, the above plus assembling the result
   bool cacheHit = false;  ///< the code object came from the on-disk cache
+  /// The whole result came from the compiled-kernel cache (keyed on the tile
+  /// IR and the options): no stage ran; jitMs is the lookup.
+  bool frontCacheHit = false;
   /// Each pass of the pipeline in run order, summed over the ops it ran on.
   std::vector<std::pair<std::string, double>> passMs;
 };

@@ -12,16 +12,19 @@
 // Entries are written to a unique temporary file in the same folder and
 // renamed into place, so readers never see a partial entry from a writer; a
 // damaged entry (truncated file, flipped byte) fails the size or checksum
-// check, is reported once, removed and compiled again.
+// check, is reported once, removed and compiled again. Temporary files that
+// killed writers left are removed by later writers once they are
+// cachefiles::kStaleTempSeconds old.
 
 #include "JIT/Compilers.h"
+
+#include "JIT/CacheFiles.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,31 +38,12 @@ constexpr llvm::StringLiteral kEntryMagic = "TILECCO1";
 constexpr uint32_t kCacheFormatVersion = 1;
 constexpr size_t kEntryFixedHeader = 8 + 4 + 4 + 8 + 8 + 4;
 
-std::string defaultCacheDir() {
-  if (std::optional<std::string> dir = llvm::sys::Process::GetEnv("TILEC_CACHE_DIR");
-      dir && !dir->empty())
-    return *dir;
-  llvm::SmallString<256> path;
-  if (std::optional<std::string> xdg = llvm::sys::Process::GetEnv("XDG_CACHE_HOME");
-      xdg && !xdg->empty()) {
-    path = *xdg;
-  } else if (std::optional<std::string> home = llvm::sys::Process::GetEnv("HOME");
-             home && !home->empty()) {
-    path = *home;
-    llvm::sys::path::append(path, ".cache");
-  } else {
-    return {};
-  }
-  llvm::sys::path::append(path, "tilec");
-  return std::string(path);
-}
-
 } // namespace
 
 Cache::Cache(const CacheOptions &options) : options_(options) {
   if (!options.enabled)
     return;
-  dir_ = options.dir.empty() ? defaultCacheDir() : options.dir;
+  dir_ = options.dir.empty() ? cachefiles::defaultDir() : options.dir;
   if (dir_.empty())
     return;
   if (std::error_code ec = llvm::sys::fs::create_directories(dir_)) {
@@ -173,6 +157,10 @@ void Cache::store(llvm::StringRef key, const CodeObject &code) {
   auto failed = [&](const std::string &reason) {
     warn("tilec: warning: cannot write cache entry " + path + ": " + reason);
   };
+  // A writer killed between createUniqueFile and rename leaves its temporary
+  // file behind; writers (a miss, so a compile of a second or more) sweep
+  // the old ones.
+  cachefiles::removeStaleTemporaries(dir_);
   int fd = -1;
   llvm::SmallString<256> tempPath;
   if (std::error_code ec =

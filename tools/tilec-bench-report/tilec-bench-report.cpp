@@ -4,7 +4,11 @@
 // hand-written SVG plots (a compile-time breakdown, a roofline per target).
 //
 //   tilec-bench-report compile.json model.json emu.json \
-//       --md=docs/performance.md --svg-dir=docs/perf --svg-link=perf
+//       --md=docs/performance.md --svg-dir=docs/perf --svg-link=perf \
+//       --notes=docs/perf/notes.md
+//
+// --notes names hand-written Markdown (the analysis: why a target is or is not
+// met) that is copied after the targets table.
 //
 // Entries a benchmark skipped (a GPU that is not there, a library that is not
 // installed) are shown with the benchmark's own "not run: ..." message.
@@ -35,6 +39,10 @@ cl::opt<std::string> svgDirOpt("svg-dir", cl::desc("Folder for the SVG plots"), 
                                cl::Required);
 cl::opt<std::string> svgLinkOpt("svg-link", cl::desc("How the Markdown file refers to --svg-dir"),
                                 cl::value_desc("path"), cl::init("perf"));
+cl::opt<std::string> notesOpt("notes",
+                              cl::desc("Markdown written by hand (the analysis of the numbers), placed "
+                                       "after the targets"),
+                              cl::value_desc("file"), cl::init(""));
 
 // ---------------------------------------------------------------- the data
 
@@ -207,6 +215,16 @@ const Stage kStages[] = {
     {"report_ms", "report", "#b3de69"},   {"other_ms", "other", "#d9d9d9"},
 };
 
+/// "cold", "warm" (compiled-kernel cache hit) or "warm code object" (only the
+/// code object cached) for a compile benchmark.
+std::string compileKind(const Bench &b) {
+  return b.part(0) == "BM_CompileCold" ? "cold" : b.part(0) == "BM_CompileWarm" ? "warm" : "warm code object";
+}
+
+bool isCompileBench(const Bench &b) {
+  return b.part(0) == "BM_CompileCold" || b.part(0) == "BM_CompileWarm" || b.part(0) == "BM_CompileWarmCodeObject";
+}
+
 /// Horizontal stacked bars, one per cold/warm compile benchmark.
 std::string compileSvg(const std::vector<const Bench *> &rows) {
   const int left = 200, width = 560, rowH = 24, top = 40;
@@ -225,7 +243,7 @@ std::string compileSvg(const std::vector<const Bench *> &rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const Bench &b = *rows[i];
     int y = top + int(i) * rowH;
-    std::string kind = b.part(0) == "BM_CompileCold" ? "cold" : "warm";
+    std::string kind = compileKind(b);
     os << "<text x=\"" << left - 6 << "\" y=\"" << y + 15 << "\" text-anchor=\"end\">" << xmlEscape(b.part(1))
        << " " << xmlEscape(b.part(2)) << " " << kind << "</text>\n";
     double x = left;
@@ -327,7 +345,8 @@ struct TargetCheck {
   double measured;  ///< NaN: not measured
 };
 
-void writeReport(const Data &d, raw_ostream &md, std::map<std::string, std::string> &svgs) {
+void writeReport(const Data &d, const std::string &notes, raw_ostream &md,
+                 std::map<std::string, std::string> &svgs) {
   auto ctx = [&](const char *key) {
     auto it = d.context.find(key);
     return it == d.context.end() ? std::string("unknown") : it->second;
@@ -358,7 +377,7 @@ void writeReport(const Data &d, raw_ostream &md, std::map<std::string, std::stri
   }
   {
     auto [b, v] = counterOf("BM_CompileWarm/gemm/gfx942", "median_ms");
-    checks.push_back({"warm compile (code-object cache hit), default GEMM, gfx942 (median)", 1, "ms", b, v});
+    checks.push_back({"warm compile (cache hit), default GEMM, gfx942 (median)", 1, "ms", b, v});
   }
   {
     auto [b, v] = counterOf("BM_ProcessToCodeObject/gemm/gfx942", "median_ms");
@@ -385,25 +404,28 @@ void writeReport(const Data &d, raw_ostream &md, std::map<std::string, std::stri
     }
   md << "\n" << met << " of the " << checks.size() << " targets met (" << measured
      << " measured). The stage tables below show where the time goes.\n\n";
+  if (!notes.empty())
+    md << notes << (StringRef(notes).ends_with("\n") ? "\n" : "\n\n");
 
   // ---- compile time per stage
   std::vector<const Bench *> compiles;
   for (const Bench &b : d.benches)
-    if ((b.part(0) == "BM_CompileCold" || b.part(0) == "BM_CompileWarm") && !b.skipped)
+    if (isCompileBench(b) && !b.skipped)
       compiles.push_back(&b);
   if (!compiles.empty()) {
     md << "## Compile time per stage\n\n"
        << "Milliseconds per `tilec::compile` of the shipped kernel (default parameters) plus its DSL build: "
           "*median* of the whole call over the iterations, then the *mean* of each stage "
-          "(`tilec::CompileTimings`). Cold: a fresh, empty code-object cache each iteration; warm: the "
-          "code object is already cached (the JIT stage is then the cache lookup; the front end still "
-          "runs, since the cache key is the generated HIP).\n\n"
+          "(`tilec::CompileTimings`). Cold: a fresh, empty cache each iteration; warm: the kernel is "
+          "already in the compiled-kernel cache (keyed on the tile IR and the options), so no stage runs "
+          "and the JIT column is the lookup; warm code object: only the code object is cached (keyed on "
+          "the generated HIP), so every stage but the JIT runs.\n\n"
        << "| kernel | target | cache | iterations | median | mean | DSL | MLIR context | parse | pipeline | "
           "HIP emit | JIT | report | other |\n"
        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const Bench *b : compiles)
       md << "| " << b->part(1) << " | " << b->part(2) << " | "
-         << (b->part(0) == "BM_CompileCold" ? "cold" : "warm") << " | " << num(b->iterations, 0) << " | "
+         << compileKind(*b) << " | " << num(b->iterations, 0) << " | "
          << num(b->counter("median_ms"), 2) << " | " << num(b->counter("mean_ms"), 2) << " | "
          << num(b->counter("dsl_ms"), 2) << " | " << num(b->counter("context_ms"), 2) << " | "
          << num(b->counter("parse_ms"), 2) << " | " << num(b->counter("pipeline_ms"), 2) << " | "
@@ -420,7 +442,7 @@ void writeReport(const Data &d, raw_ostream &md, std::map<std::string, std::stri
         parts.push_back({b->counter(st.counter, 0), st.name});
       std::sort(parts.rbegin(), parts.rend());
       double mean = b->counter("mean_ms", 0);
-      md << "- " << b->part(1) << " " << b->part(2) << " " << (b->part(0) == "BM_CompileCold" ? "cold" : "warm")
+      md << "- " << b->part(1) << " " << b->part(2) << " " << compileKind(*b)
          << ": " << parts[0].second << " " << num(100 * parts[0].first / mean, 0) << "%, " << parts[1].second
          << " " << num(100 * parts[1].first / mean, 0) << "%\n";
     }
@@ -472,8 +494,9 @@ void writeReport(const Data &d, raw_ostream &md, std::map<std::string, std::stri
   if (std::vector<const Bench *> procs = d.family("BM_ProcessToCodeObject"); !procs.empty()) {
     md << "## `tilec` process start to code object (cached kernel)\n\n"
        << "Wall time of `tilec --kernel=K --offload-arch=T --emit=obj -o F` as a child process "
-          "(`llvm::sys::ExecuteAndWait`), the code object already in the cache: loading the executable and "
-          "its shared libraries, the DSL build, the front end, the cache hit and the write.\n\n"
+          "(`llvm::sys::ExecuteAndWait`), the kernel already in the cache: loading the `tilec` launcher "
+          "(which links neither MLIR, clang nor libLLVM.so), the DSL build, the compiled-kernel cache hit "
+          "and the write.\n\n"
        << "| kernel | target | iterations | median ms | mean ms |\n|---|---|---|---|---|\n";
     for (const Bench *b : procs)
       md << "| " << b->part(1) << " | " << b->part(2) << " | " << num(b->iterations, 0) << " | "
@@ -484,14 +507,25 @@ void writeReport(const Data &d, raw_ostream &md, std::map<std::string, std::stri
   // ---- autotune
   if (std::vector<const Bench *> tunes = d.family("BM_Autotune100"); !tunes.empty()) {
     md << "## Autotuning\n\n"
-       << "`tune::tuneKernel` for a 4096x4096x4096 bf16 GEMM with empty caches: enumerate, prune, compile "
-          "up to 100 candidates on every core, rank by the cost model (no GPU here).\n\n"
-       << "| kernel | target | total s | compile s | rank s | threads | space | pruned | compiled | failed | "
-          "best |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+       << "`tune::tuneKernel` for a 4096x4096x4096 bf16 GEMM: enumerate, prune, compile up to 100 "
+          "candidates on every core, rank by the cost model (no GPU here). *empty*: empty caches (the "
+          "issue's target); *after 2048^3*: the caches hold a tune of 2048x2048x2048 (its tuning-cache "
+          "record is not used), so candidates both shapes keep are compiled-kernel cache hits (a kernel's "
+          "code does not depend on the run-time sizes). The tune keeps every core busy, so other jobs on "
+          "the machine lengthen it: *load after* is the 1-minute load average when it ended.\n\n"
+       << "| kernel | target | caches | total s | compile s | rank s | threads | load after | space | pruned | "
+          "compiled | failed | best |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const Bench *b : tunes)
       md << "| " << b->part(1) << " | " << b->part(2) << " | "
+         << (b->part(3).empty() ? std::string("empty")
+                                : StringRef(b->part(3)).starts_with("after_")
+                                      ? "after " + StringRef(b->part(3)).drop_front(6).str() + "^3"
+                                      : b->part(3))
+         << " | "
          << (b->skipped ? b->message : num(toMs(*b) / 1000, 2)) << " | " << num(b->counter("compile_s"), 2)
          << " | " << num(b->counter("rank_s"), 3) << " | " << num(b->counter("compile_threads", std::atof(ctx("hardware_concurrency").c_str())), 0) << " | "
+         << (std::isnan(b->counter("load_1min_after")) ? std::string("-") : num(b->counter("load_1min_after"), 2))
+         << " | "
          << num(b->counter("space"), 0) << " | " << num(b->counter("pruned"), 0) << " | "
          << num(b->counter("compiled"), 0) << " | " << num(b->counter("compile_failed"), 0) << " | `"
          << b->label << "` |\n";
@@ -579,7 +613,7 @@ void writeReport(const Data &d, raw_ostream &md, std::map<std::string, std::stri
      << "build/bin/tilec_bench_model --benchmark_out=model.json --benchmark_out_format=json\n"
      << "build/bin/tilec_bench_emu --benchmark_out=emu.json --benchmark_out_format=json\n"
      << "build/bin/tilec-bench-report compile.json model.json emu.json --md=docs/performance.md "
-        "--svg-dir=docs/perf\n"
+        "--svg-dir=docs/perf --notes=docs/perf/notes.md\n"
      << "```\n";
 }
 
@@ -594,10 +628,19 @@ int main(int argc, char **argv) {
       errs() << "tilec-bench-report: error: " << toString(std::move(e)) << "\n";
       return 1;
     }
+  std::string notes;
+  if (!notesOpt.empty()) {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(notesOpt);
+    if (!buf) {
+      errs() << "tilec-bench-report: error: cannot read " << notesOpt << ": " << buf.getError().message() << "\n";
+      return 1;
+    }
+    notes = (*buf)->getBuffer().str();
+  }
   std::string md;
   raw_string_ostream os(md);
   std::map<std::string, std::string> svgs;
-  writeReport(data, os, svgs);
+  writeReport(data, notes, os, svgs);
   if (std::error_code ec = sys::fs::create_directories(svgDirOpt)) {
     errs() << "tilec-bench-report: error: cannot create " << svgDirOpt << ": " << ec.message() << "\n";
     return 1;

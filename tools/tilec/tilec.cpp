@@ -1,4 +1,5 @@
-// tilec: the command-line compiler.
+// tilec: the command-line compiler (libtilec-cli.so, loaded by the `tilec`
+// launcher in main.cpp, which answers cached kernels without it).
 //
 //   tilec --list-kernels
 //   tilec --kernel=gemm -p M=4096 -p N=4096 -p K=4096 --offload-arch=gfx942 --emit=asm
@@ -259,7 +260,9 @@ int runKernel(const tilec::kernels::KernelInfo &info, const tilec::kernels::Kern
 
 } // namespace
 
-int main(int argc, char **argv) {
+/// The compiler's entry point, called by the `tilec` launcher (main.cpp) when
+/// the compiled-kernel cache cannot answer the command line.
+extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,

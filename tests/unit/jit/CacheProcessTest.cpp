@@ -1,13 +1,14 @@
 // The code-object cache with real processes (issue 8, "JIT cache"): several
 // processes compiling the same kernel into one folder at once, writers killed
-// with SIGKILL in the middle of an entry, and a damaged entry met by a fresh
-// process.
+// with SIGKILL in the middle of an entry (and the temporary files they leave),
+// and a damaged entry met by a fresh process.
 //
 // The processes are this test binary itself, started with posix_spawn and
 // `--gtest_also_run_disabled_tests --gtest_filter=CacheProcessChild.DISABLED_<role>`:
 // the DISABLED_ tests below are the children's bodies (ctest never runs them),
 // configured through TILEC_CACHE_CHILD_* environment variables.
 
+#include "JIT/CacheFiles.h"
 #include "JIT/Compilers.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -24,6 +25,7 @@
 #include <random>
 #include <spawn.h>
 #include <string>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -280,6 +282,50 @@ TEST_F(CacheProcessTest, WriterKilledMidWriteLeavesNoCorruptEntry) {
   }
   // A 16 MiB write is most of the writer's loop: most kills cut one.
   EXPECT_GT(killedWhileWriting, 0);
+}
+
+// A writer killed in the middle of a write leaves its temporary file. Later
+// writers keep it while it is young (it could be a live writer's) and remove
+// it once it is older than cachefiles::kStaleTempSeconds.
+TEST_F(CacheProcessTest, KilledWritersTemporaryFileIsRemovedOnceStale) {
+  std::mt19937 rng(11);
+  std::vector<std::string> left;
+  for (int attempt = 0; attempt < 20 && left.empty(); ++attempt) {
+    std::string started = cacheDir_ + "/writer-started";
+    llvm::sys::fs::remove(started);
+    pid_t pid = spawnChild("StoreLarge", {"TILEC_CACHE_CHILD_DIR=" + cacheDir_},
+                           path("writer" + std::to_string(attempt) + ".log"));
+    ASSERT_GT(pid, 0);
+    for (int i = 0; i < 2000 && !llvm::sys::fs::exists(started); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 60000));
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    waitFor(pid);
+    left = tempFiles();
+  }
+  ASSERT_FALSE(left.empty()) << "no kill landed inside a write";
+  llvm::sys::fs::remove(cacheDir_ + "/writer-started");
+
+  // A compile that stores an entry (a miss) keeps the young temporary file.
+  ASSERT_TRUE(exitedOk(compileInChild("young")));
+  EXPECT_EQ(readFile(path("young.status")), "miss");
+  EXPECT_EQ(tempFiles(), left);
+
+  // Once old, the next writer removes it.
+  for (const std::string &f : left) {
+    struct timeval times[2];
+    gettimeofday(&times[0], nullptr);
+    times[0].tv_sec -= cachefiles::kStaleTempSeconds + 60;
+    times[1] = times[0];
+    ASSERT_EQ(utimes(f.c_str(), times), 0) << f;
+  }
+  for (const std::string &entry : filesEndingWith(cacheDir_, ".co"))
+    if (!llvm::StringRef(entry).contains(kLargeKey))
+      llvm::sys::fs::remove(entry);
+  ASSERT_TRUE(exitedOk(compileInChild("old")));
+  EXPECT_EQ(readFile(path("old.status")), "miss");
+  EXPECT_TRUE(tempFiles().empty());
+  EXPECT_EQ(readFile(path("old.log")).find("warning"), std::string::npos) << readFile(path("old.log"));
 }
 
 // A truncated entry met by a fresh process: that process reports it once on
