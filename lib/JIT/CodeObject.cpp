@@ -172,6 +172,37 @@ bool symbolTableReadable(const llvm::object::ELF64LEObjectFile &object) {
 
 } // namespace
 
+/// Whether LLVM 19's AMDGPU instruction printer can print `inst` safely. The
+/// printer trusts the decoder: it reads operands where the instruction
+/// description puts them and indexes name tables with immediate fields. A
+/// damaged or mutated encoding can decode into an MCInst that breaks those
+/// assumptions; fuzzing found an SDWA instruction whose select field is 7
+/// (valid: 0..6, BYTE_0..DWORD), which the printer uses as a table index
+/// (tests/fuzz/regressions/code_object/printinst-segv.elf). Checked here:
+/// every operand is valid, registers are registers the target knows and sit
+/// where the description wants a register, and an SDWA instruction's
+/// immediate fields (clamp, omod, dst_sel, dst_unused, src*_sel) are 0..6.
+static bool printable(const llvm::MCInst &inst, const llvm::MCInstrInfo &instrs, const llvm::MCRegisterInfo &regs) {
+  if (inst.getOpcode() >= instrs.getNumOpcodes())
+    return false;
+  const llvm::MCInstrDesc &desc = instrs.get(inst.getOpcode());
+  const bool sdwa = instrs.getName(inst.getOpcode()).contains("_sdwa");
+  for (unsigned i = 0; i < inst.getNumOperands(); ++i) {
+    const llvm::MCOperand &op = inst.getOperand(i);
+    if (!op.isValid() || (op.isReg() && op.getReg() >= regs.getNumRegs()))
+      return false;
+    if (i >= desc.getNumOperands())
+      continue;
+    const llvm::MCOperandInfo &info = desc.operands()[i];
+    if (info.OperandType == llvm::MCOI::OPERAND_REGISTER && !op.isReg())
+      return false;
+    if (sdwa && info.OperandType == llvm::MCOI::OPERAND_IMMEDIATE && op.isImm() &&
+        (op.getImm() < 0 || op.getImm() > 6))
+      return false;
+  }
+  return true;
+}
+
 std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
   initializeAMDGPUMC();
   llvm::Expected<llvm::object::ELF64LEObjectFile> object = openElf(elf);
@@ -258,6 +289,8 @@ std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
       if (status == llvm::MCDisassembler::Fail) {
         size = std::min<uint64_t>(4, bytes.size() - index);
         lineOS << "<unknown>";
+      } else if (!printable(inst, *instrInfo, *registers)) {
+        lineOS << "<malformed>";
       } else {
         printer->printInst(&inst, address, "", *subtarget, lineOS);
       }

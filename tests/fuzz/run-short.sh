@@ -9,10 +9,10 @@
 #
 # Targets in TILEC_FUZZ_EXPLORE (default: tile_ir params) explore new inputs
 # for the time budget; the others replay their corpus and regressions once
-# (-runs=0). code_object replays only: exploring it finds crashes inside
-# LLVM 19's AMDGPU instruction printer on mutated code objects (not fixed yet:
-# docs/fuzzing.md, tests/fuzz/known-crashes/), which would make CI fail at
-# random. Run it with TILEC_FUZZ_EXPLORE="tile_ir params code_object" by hand.
+# (-runs=0). code_object replays only: its inputs reach LLVM 19's AMDGPU
+# instruction printer, which trusts the decoder; the one crash exploring found
+# is fixed (docs/fuzzing.md), but another found by chance would fail an
+# unrelated change. Run it with TILEC_FUZZ_EXPLORE="tile_ir params code_object" by hand.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${TILEC_FUZZ_BUILD_DIR:-$root/build-fuzz}"

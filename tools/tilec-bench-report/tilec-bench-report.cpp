@@ -532,6 +532,29 @@ void writeReport(const Data &d, const std::string &notes, raw_ostream &md,
     md << "\n";
   }
 
+  // ---- attention model
+  if (std::vector<const Bench *> attn = d.family("BM_ModelAttention"); !attn.empty()) {
+    md << "## Attention kernels: roofline model (modelled, not measured)\n\n"
+       << "`bench/model/AttentionModelBench.cpp` for the shipped `attention` (prefill) and "
+          "`paged_decode` kernels as compiled for each target: the matrix instructions the kernel issues "
+          "(from its compiled tile IR and block sizes; whole blocks, masked or not), their cycles spread "
+          "over every SIMD plus each key step's fixed overhead, against the distinct bytes at the "
+          "device's memory bandwidth. *modelled* is the larger: a lower bound that leaves out the "
+          "softmax's vector work and latency. FLOPs count 4 * head_dim per visible (query, key) "
+          "pair.\n\n"
+       << "| case | target | device / kernel | GFLOP | matrix us | step overhead us | memory MB | memory us | "
+          "modelled us | TFLOP/s | % of matrix peak | % of bandwidth |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const Bench *b : attn)
+      md << "| " << b->part(1) << " | " << b->part(2) << " | " << (b->skipped ? b->message : b->label) << " | "
+         << num(b->counter("flop") / 1e9, 1) << " | " << num(b->counter("matrix_us"), 1) << " | "
+         << num(b->counter("step_overhead_us"), 1) << " | " << num(b->counter("memory_bytes") / 1e6, 1) << " | "
+         << num(b->counter("memory_us"), 1) << " | " << num(b->counter("modelled_us"), 1) << " | "
+         << num(b->counter("modelled_tflops"), 1) << " | " << num(b->counter("pct_peak"), 1) << "% | "
+         << num(b->counter("pct_bandwidth"), 1) << "% |\n";
+    md << "\n";
+  }
+
   // ---- roofline model
   if (std::vector<const Bench *> model = d.family("BM_ModelGemm"); !model.empty()) {
     md << "## Roofline model (modelled, not measured)\n\n"
