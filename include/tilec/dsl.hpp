@@ -24,10 +24,15 @@
 //   if (!k.ok()) fprintf(stderr, "%s\n", k.error().c_str());
 //
 // Vocabulary (ThunderKittens-style: global tensors, LDS tiles, register tiles):
-//   data movement  load / gather (global -> tile), store (tile -> global), copy (tile -> tile)
-//   compute        gemm, map (elementwise, with row/column broadcast), reduce, fill
+//   data movement  load / gather (global -> tile), store (tile -> global), copy (tile -> tile,
+//                  optionally transposed into LDS)
+//   tensors        window (a clipped window of a tensor: one sequence or head of a packed
+//                  tensor), loadIndex (an i32 element as an Index: offsets, block tables)
+//   compute        gemm, map (elementwise, with row/column broadcast), reduce, fill,
+//                  mask (attention: causal / sliding window / past-the-end scores to -inf)
 //   index math     Index + - * / %, cdiv, min, max (unsigned; constants fold and dedupe)
 //   control        forLoop (scf.for, with a software-pipelining depth), blockId, grid
+//                  (extents from tensor dims, constants or i32 scalar arguments)
 //
 // Public header: standard library only, never MLIR or LLVM; throws nothing.
 #pragma once

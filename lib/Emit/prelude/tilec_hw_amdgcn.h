@@ -101,6 +101,18 @@ template <class T> TL_INLINE void lds_write(T *p, T v) { *p = v; }
 TL_INLINE int lane_id() { return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
 /// Each lane reads the value of lane byteIndex / 4.
 TL_INLINE int ds_bpermute(int byteIndex, int v) { return __builtin_amdgcn_ds_bpermute(byteIndex, v); }
+/// DPP moves within rows of 16 lanes (section 5; the value is bit-cast: clang
+/// 19's update_dpp takes int). Ctrl: 0x00-0xFF quad_perm (lane reads lane
+/// (l & ~3) | sel[l & 3], sel = 2-bit fields of ctrl), 0x140 row_mirror (reads
+/// 15 - l within the row), 0x141 row_half_mirror (7 - l within each 8),
+/// 0x160 + m row_xmask (reads l ^ m within the row; gfx11 only).
+template <int Ctrl> TL_INLINE float dpp(float x) {
+  return __builtin_bit_cast(float, __builtin_amdgcn_update_dpp(0, __builtin_bit_cast(int, x), Ctrl, 0xF, 0xF, false));
+}
+/// ds_swizzle in bitmask mode, XOR 16 within 32-lane groups (offset 0x401F).
+TL_INLINE float swizzle_xor16(float x) {
+  return __builtin_bit_cast(float, __builtin_amdgcn_ds_swizzle(__builtin_bit_cast(int, x), 0x401F));
+}
 
 // --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
 TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {

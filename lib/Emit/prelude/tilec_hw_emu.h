@@ -114,6 +114,27 @@ template <class T> TL_INLINE void lds_write(T *p, T v) { emu->lds_access((void *
 TL_INLINE int lane_id() { return emu->lane_id(); }
 /// Each lane reads the value of lane byteIndex / 4.
 TL_INLINE int ds_bpermute(int byteIndex, int v) { return emu->ds_bpermute(byteIndex, v); }
+/// DPP row moves and ds_swizzle XOR 16 (as tilec_hw_amdgcn.h), by the lane each
+/// lane reads: the hardware's selection rules, through the wave's permute.
+template <int Ctrl> TL_INLINE float dpp(float x) {
+  const int l = lane_id(), r = l & 15;
+  int src;
+  if constexpr (Ctrl <= 0xFF)
+    src = (l & ~3) | ((Ctrl >> (2 * (l & 3))) & 3);  // quad_perm
+  else if constexpr (Ctrl == 0x140)
+    src = (l & ~15) | (15 - r);                      // row_mirror
+  else if constexpr (Ctrl == 0x141)
+    src = (l & ~15) | (r & 8) | (7 - (r & 7));       // row_half_mirror
+  else {
+    static_assert(Ctrl >= 0x160 && Ctrl <= 0x16F, "dpp: control not modelled");
+    src = (l & ~15) | (r ^ (Ctrl & 15));             // row_xmask (gfx11)
+  }
+  return __builtin_bit_cast(float, ds_bpermute(src * 4, __builtin_bit_cast(int, x)));
+}
+TL_INLINE float swizzle_xor16(float x) {
+  const int l = lane_id();
+  return __builtin_bit_cast(float, ds_bpermute(((l & ~31) | ((l & 31) ^ 16)) * 4, __builtin_bit_cast(int, x)));
+}
 
 // --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
 TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {

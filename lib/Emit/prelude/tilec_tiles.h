@@ -419,6 +419,32 @@ TL_INLINE float shfl_xor(float x, int mask) {
   return __builtin_bit_cast(float, hw::ds_bpermute((hw::lane_id() ^ mask) * 4, __builtin_bit_cast(int, x)));
 }
 
+/// op over the lanes that hold one row of an Atom's D layout, every lane
+/// getting the result (amd-targets.md section 5): the row is 16 consecutive
+/// lanes (one DPP row) in the 16x16 MFMA and the gfx11 WMMA layouts, 32 in the
+/// 32x32 layout. gfx11: row_xmask 1, 2, 4, 8. gfx9: quad_perm [1,0,3,2] and
+/// [2,3,0,1] (XOR 1, 2), row_half_mirror and row_mirror (the other half of
+/// each 8 and 16: for a commutative op the same combination as XOR 4 and 8),
+/// then ds_swizzle XOR 16 for 32-lane rows. Every lane combines the same
+/// operands (a + b == b + a), so all lanes of a row hold the identical value.
+template <class Atom, class Op> TL_INLINE float reduce_row_lanes(float x, Op op) {
+  static_assert(Atom::N == 16 || Atom::N == 32, "rows of 16 or 32 lanes");
+  if constexpr (Atom::Lanes == 32) {  // gfx11 WMMA (wave32)
+    x = op(x, hw::dpp<0x161>(x));
+    x = op(x, hw::dpp<0x162>(x));
+    x = op(x, hw::dpp<0x164>(x));
+    x = op(x, hw::dpp<0x168>(x));
+  } else {
+    x = op(x, hw::dpp<0xB1>(x));
+    x = op(x, hw::dpp<0x4E>(x));
+    x = op(x, hw::dpp<0x141>(x));
+    x = op(x, hw::dpp<0x140>(x));
+  }
+  if constexpr (Atom::N == 32)
+    x = op(x, hw::swizzle_xor16(x));
+  return x;
+}
+
 /// Row reduction: dst[row] = op(dst[row] if accumulate, src[row][*]). Lanes
 /// that share a row combine through shuffles; the WN waves that share a row
 /// combine through `scratch` (Rows x WN floats of LDS), between barriers.
@@ -431,11 +457,7 @@ TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, f
       float x = src.v[i][0][e];
       for (int j = 1; j < A::TN; ++j)
         x = op(x, src.v[i][j][e]);
-      // Lanes holding the same rows differ in their column bits: the lanes
-      // of one instruction row group are l%N for N columns.
-      for (int mask = 1; mask < A::atom::N; mask <<= 1)
-        x = op(x, shfl_xor(x, mask));
-      part[i][e] = x;
+      part[i][e] = reduce_row_lanes<typename A::atom>(x, op);
     }
   if constexpr (A::wn > 1) {
     barrier();

@@ -930,6 +930,47 @@ extern "C" __global__ void perm(int *out, int *xor1, int active) {
   }
 }
 
+// DPP row moves and ds_swizzle XOR 16 (section 5's controls), as the row
+// reductions use them: the lane each lane reads, per the hardware's rules.
+TEST(Section5CrossLane, DppAndSwizzleReadTheDocumentedLanes) {
+  for (const char *arch : {"gfx942", "gfx1151"}) {
+    auto emu = makeEmulator(arch);
+    const int ws = emu->target().waveSize;
+    auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void moves(float *out) {
+  int t = tl::hw::thread_id();
+  float v = (float)tl::hw::lane_id();
+  out[t * 8 + 0] = tl::hw::dpp<0xB1>(v);   // quad_perm [1,0,3,2]
+  out[t * 8 + 1] = tl::hw::dpp<0x4E>(v);   // quad_perm [2,3,0,1]
+  out[t * 8 + 2] = tl::hw::dpp<0x1B>(v);   // quad_perm [3,2,1,0]
+  out[t * 8 + 3] = tl::hw::dpp<0x140>(v);  // row_mirror
+  out[t * 8 + 4] = tl::hw::dpp<0x141>(v);  // row_half_mirror
+  out[t * 8 + 5] = tl::hw::dpp<0x165>(v);  // row_xmask 5
+  out[t * 8 + 6] = tl::hw::swizzle_xor16(v);
+  out[t * 8 + 7] = tl::reduce_row_lanes<tl::Mfma16x16x16<tl::bf16>>(v, [](float a, float b) { return a + b; });
+}
+)", "moves");
+    ASSERT_TRUE(k);
+    const int threads = 2 * ws;
+    auto *out = (float *)emu->allocate(threads * 8 * 4);
+    LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, threads}, {Arg::pointer(out)});
+    EXPECT_TRUE(rep.clean()) << rep.summary();
+    for (int t = 0; t < threads; ++t) {
+      const int l = t % ws, q = l & ~3, row = l & ~15, r = l & 15;
+      const float *o = out + t * 8;
+      EXPECT_EQ(o[0], q | ((l & 3) ^ 1)) << arch << " lane " << l;
+      EXPECT_EQ(o[1], q | ((l & 3) ^ 2)) << arch << " lane " << l;
+      EXPECT_EQ(o[2], q | (3 - (l & 3))) << arch << " lane " << l;
+      EXPECT_EQ(o[3], row | (15 - r)) << arch << " lane " << l;
+      EXPECT_EQ(o[4], row | (r & 8) | (7 - (r & 7))) << arch << " lane " << l;
+      EXPECT_EQ(o[5], row | (r ^ 5)) << arch << " lane " << l;
+      EXPECT_EQ(o[6], (l & ~31) | ((l & 31) ^ 16)) << arch << " lane " << l;
+      // Every lane of a 16-lane row gets the sum of the row's lane ids.
+      EXPECT_EQ(o[7], 16 * row + 120) << arch << " lane " << l;
+    }
+  }
+}
+
 // --- barriers -------------------------------------------------------------------------
 
 TEST(Barrier, OrdersLdsBetweenWavesAndCountsLoops) {
