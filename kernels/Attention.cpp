@@ -30,9 +30,17 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 
 namespace tilec::kernels {
+
+/// "<who>: kv_heads (3) must divide heads (8)", or nothing when it does.
+static std::optional<Error> kvHeadsError(const std::string &who, int64_t heads, int64_t kvHeads) {
+  if (kvHeads >= 1 && heads % kvHeads == 0)
+    return std::nullopt;
+  return Error{who + ": kv_heads (" + std::to_string(kvHeads) + ") must divide heads (" + std::to_string(heads) + ")"};
+}
 
 std::string attentionKernelName(const AttentionConfig &c) {
   return "attn_fwd_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
@@ -161,9 +169,8 @@ std::pair<dsl::Index, dsl::Index> queriesSeeing(const AttentionConfig &c, const 
 
 Result<Kernel> buildAttention(const AttentionConfig &c) {
   using namespace dsl;
-  if (c.kvHeads < 1 || c.heads % c.kvHeads != 0)
-    return Error{"attention: kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
-                 std::to_string(c.heads) + ")"};
+  if (auto e = kvHeadsError("attention", c.heads, c.kvHeads))
+    return *e;
   const int64_t BM = c.blockM, BN = c.blockN, D = c.headDim;
 
   KernelBuilder kb(attentionKernelName(c), {.numWaves = c.waves});
@@ -406,9 +413,8 @@ Result<AttentionParams> readParams(const std::string &name, const std::vector<Ke
   c.waves = static_cast<int>(p.integer("waves", 1, 16));
   if (!p.ok())
     return p.error();
-  if (c.heads % c.kvHeads != 0)
-    return Error{"kernel '" + name + "': kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
-                 std::to_string(c.heads) + ")"};
+  if (auto e = kvHeadsError("kernel '" + name + "'", c.heads, c.kvHeads))
+    return *e;
   if (a.scale == 0)
     a.scale = 1.0 / std::sqrt(double(c.headDim));
   return a;
@@ -620,9 +626,8 @@ static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
 }
 
 Result<Kernel> buildAttentionBwd(const AttentionBwdConfig &b) {
-  if (b.attn.kvHeads < 1 || b.attn.heads % b.attn.kvHeads != 0)
-    return Error{"attention_bwd: kv_heads (" + std::to_string(b.attn.kvHeads) + ") must divide heads (" +
-                 std::to_string(b.attn.heads) + ")"};
+  if (auto e = kvHeadsError("attention_bwd", b.attn.heads, b.attn.kvHeads))
+    return *e;
   switch (b.part) {
   case AttentionBwdConfig::Part::Forward: return buildAttention(b.attn);
   case AttentionBwdConfig::Part::DQ: return buildAttentionDQ(b);
@@ -881,9 +886,8 @@ static Result<Kernel> buildDecodeCombine(const PagedDecodeConfig &c) {
 
 Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   using namespace dsl;
-  if (c.kvHeads < 1 || c.heads % c.kvHeads != 0)
-    return Error{"paged_decode: kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
-                 std::to_string(c.heads) + ")"};
+  if (auto e = kvHeadsError("paged_decode", c.heads, c.kvHeads))
+    return *e;
   if (c.splits < 1)
     return Error{"paged_decode: splits must be >= 1"};
   if (c.part == PagedDecodeConfig::Part::Combine)
@@ -1062,9 +1066,8 @@ KernelInfo pagedDecodeKernelInfo() {
       return Error{p.error()};
     if (c.part == PagedDecodeConfig::Part::Combine && c.splits == 1)
       return Error{"kernel '" + name + "': part=combine needs splits > 1"};
-    if (c.heads % c.kvHeads != 0)
-      return Error{"kernel '" + name + "': kv_heads (" + std::to_string(c.kvHeads) + ") must divide heads (" +
-                   std::to_string(c.heads) + ")"};
+    if (auto e = kvHeadsError("kernel '" + name + "'", c.heads, c.kvHeads))
+      return *e;
     if (r.seqK < c.qPerSeq)
       return Error{"kernel '" + name + "': seq_k (" + std::to_string(r.seqK) + ") must be at least q_per_seq (" +
                    std::to_string(c.qPerSeq) + ")"};
