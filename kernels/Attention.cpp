@@ -1049,10 +1049,11 @@ KernelInfo pagedDecodeKernelInfo() {
     ParamReader p(name, params, given);
     Read r;
     PagedDecodeConfig &c = r.config;
-    r.batch = p.integer("batch", 1, 4096);
+    // --run builds the whole block table on the host: at most 1024 x 8192 blocks.
+    r.batch = p.integer("batch", 1, 1024);
     c.heads = p.integer("heads", 1, 256);
     c.kvHeads = p.integer("kv_heads", 1, 256);
-    r.seqK = p.integer("seq_k", 1, int64_t(1) << 20);
+    r.seqK = p.integer("seq_k", 1, int64_t(1) << 17);
     c.headDim = std::stoll(p.choice("head_dim", {"64", "128"}));
     c.blockSize = std::stoll(p.choice("block_size", {"16", "32"}));
     c.qPerSeq = p.integer("q_per_seq", 1, 8);
