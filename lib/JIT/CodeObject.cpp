@@ -359,9 +359,15 @@ llvm::Error readKernelMetadata(const llvm::object::ELF64LEObjectFile &object,
   auto sections = elf.sections();
   if (!sections)
     return sections.takeError();
+  const uint64_t fileSize = elf.getBufSize();
   for (const auto &section : *sections) {
     if (section.sh_type != llvm::ELF::SHT_NOTE)
       continue;
+    // LLVM 19 checks sh_offset + sh_size against the file size, a sum that
+    // wraps for a huge sh_size (found by fuzzing:
+    // tests/fuzz/regressions/code_object/note-section-offset-overflow.elf).
+    if (section.sh_offset > fileSize || section.sh_size > fileSize - section.sh_offset)
+      return llvm::createStringError("note section extends past the end of the code object");
     llvm::Error err = llvm::Error::success();
     for (const auto &note : elf.notes(section, err)) {
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
