@@ -42,6 +42,33 @@ static std::optional<Error> kvHeadsError(const std::string &who, int64_t heads, 
   return Error{who + ": kv_heads (" + std::to_string(kvHeads) + ") must divide heads (" + std::to_string(heads) + ")"};
 }
 
+/// The parameters every attention entry reads the same way.
+struct HeadParams {
+  int64_t heads = 0, kvHeads = 0, headDim = 0;
+  DType dtype = DType::bf16;
+  double scale = 0;  ///< the softmax scale (scale=auto: 1/sqrt(head_dim))
+};
+
+/// Reads heads, kv_heads, head_dim, dtype and scale; once `p` is ok(),
+/// checkHeads() validates them together.
+static HeadParams readHeads(ParamReader &p) {
+  HeadParams h;
+  h.heads = p.integer("heads", 1, 256);
+  h.kvHeads = p.integer("kv_heads", 1, 256);
+  h.headDim = std::stoll(p.choice("head_dim", {"64", "128"}));
+  h.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
+  h.scale = p.raw("scale") == "auto" ? 0 : p.real("scale");
+  return h;
+}
+
+static std::optional<Error> checkHeads(const std::string &kernel, HeadParams &h) {
+  if (auto e = kvHeadsError("kernel '" + kernel + "'", h.heads, h.kvHeads))
+    return e;
+  if (h.scale == 0)
+    h.scale = 1.0 / std::sqrt(double(h.headDim));
+  return std::nullopt;
+}
+
 std::string attentionKernelName(const AttentionConfig &c) {
   return "attn_fwd_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
          std::to_string(c.kvHeads) + "_d" + std::to_string(c.headDim) + (c.causal ? "_causal" : "") +
@@ -398,25 +425,24 @@ Result<AttentionParams> readParams(const std::string &name, const std::vector<Ke
   AttentionParams a;
   AttentionConfig &c = a.config;
   a.batch = p.integer("batch", 1, 4096);
-  c.heads = p.integer("heads", 1, 256);
-  c.kvHeads = p.integer("kv_heads", 1, 256);
+  HeadParams h = readHeads(p);
   a.seqQ = p.integer("seq_q", 1, kMaxSeq);
   a.seqK = p.raw("seq_k") == "seq_q" ? a.seqQ : p.integer("seq_k", 1, kMaxSeq);
-  c.headDim = std::stoll(p.choice("head_dim", {"64", "128"}));
   c.causal = p.integer("causal", 0, 1) == 1;
   c.window = p.integer("window", 0, kMaxSeq);
-  c.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
   a.varlen = p.integer("varlen", 0, 1) == 1;
-  a.scale = p.raw("scale") == "auto" ? 0 : p.real("scale");
   c.blockM = p.integer("block_m", 16, 256);
   c.blockN = p.integer("block_n", 16, 256);
   c.waves = static_cast<int>(p.integer("waves", 1, 16));
   if (!p.ok())
     return p.error();
-  if (auto e = kvHeadsError("kernel '" + name + "'", c.heads, c.kvHeads))
+  if (auto e = checkHeads(name, h))
     return *e;
-  if (a.scale == 0)
-    a.scale = 1.0 / std::sqrt(double(c.headDim));
+  c.heads = h.heads;
+  c.kvHeads = h.kvHeads;
+  c.headDim = h.headDim;
+  c.dtype = h.dtype;
+  a.scale = h.scale;
   return a;
 }
 
@@ -1051,14 +1077,10 @@ KernelInfo pagedDecodeKernelInfo() {
     PagedDecodeConfig &c = r.config;
     // --run builds the whole block table on the host: at most 1024 x 8192 blocks.
     r.batch = p.integer("batch", 1, 1024);
-    c.heads = p.integer("heads", 1, 256);
-    c.kvHeads = p.integer("kv_heads", 1, 256);
+    HeadParams h = readHeads(p);
     r.seqK = p.integer("seq_k", 1, int64_t(1) << 17);
-    c.headDim = std::stoll(p.choice("head_dim", {"64", "128"}));
     c.blockSize = std::stoll(p.choice("block_size", {"16", "32"}));
     c.qPerSeq = p.integer("q_per_seq", 1, 8);
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
-    r.scale = p.raw("scale") == "auto" ? 0 : p.real("scale");
     c.waves = static_cast<int>(p.integer("waves", 1, 16));
     c.splits = p.integer("splits", 1, 64);
     c.part = p.choice("part", {"attend", "combine"}) == "combine" ? PagedDecodeConfig::Part::Combine
@@ -1067,13 +1089,16 @@ KernelInfo pagedDecodeKernelInfo() {
       return Error{p.error()};
     if (c.part == PagedDecodeConfig::Part::Combine && c.splits == 1)
       return Error{"kernel '" + name + "': part=combine needs splits > 1"};
-    if (auto e = kvHeadsError("kernel '" + name + "'", c.heads, c.kvHeads))
+    if (auto e = checkHeads(name, h))
       return *e;
+    c.heads = h.heads;
+    c.kvHeads = h.kvHeads;
+    c.headDim = h.headDim;
+    c.dtype = h.dtype;
+    r.scale = h.scale;
     if (r.seqK < c.qPerSeq)
       return Error{"kernel '" + name + "': seq_k (" + std::to_string(r.seqK) + ") must be at least q_per_seq (" +
                    std::to_string(c.qPerSeq) + ")"};
-    if (r.scale == 0)
-      r.scale = 1.0 / std::sqrt(double(c.headDim));
     return r;
   };
   info.build = [read](const KernelParams &given) -> Result<Kernel> {

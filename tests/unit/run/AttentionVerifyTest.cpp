@@ -8,6 +8,7 @@
 // no key: O = 0, LSE = -inf). Zero out-of-bounds accesses and races each time.
 #include "Attention.h"
 #include "Run.h"
+#include "RunChecks.h"
 
 #include <gtest/gtest.h>
 
@@ -40,24 +41,12 @@ const Case kCases[] = {
     {"ScaleParameterF16", {{"seq_q", "66"}, {"scale", "0.3"}, {"dtype", "f16"}, {"causal", "1"}}},
 };
 
-RunOptions emulatorOn(const std::string &arch) {
-  RunOptions o;
-  o.compile.arch = arch;
-  o.device = DeviceKind::Emulator;
-  o.seed = 7;
-  return o;
-}
+RunOptions emulatorOn(const std::string &arch) { return runcheck::emulatorOn(arch, 7); }
 
 void expectVerified(const KernelParams &p, const std::string &arch) {
   Result<RunResult> r = runAndVerify(*findKernel("attention"), p, emulatorOn(arch));
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_EQ(r->mismatches, 0) << r->verifiedLine() << "\n"
-                              << (r->firstMismatches.empty() ? "" : r->firstMismatches[0]);
-  EXPECT_GT(r->elements, 0);
-  EXPECT_TRUE(r->stats.checked);
-  EXPECT_EQ(r->stats.outOfBounds, 0) << r->stats.checksLine();
-  EXPECT_EQ(r->stats.races, 0) << r->stats.checksLine();
-  EXPECT_FALSE(r->stats.deadlock);
+  runcheck::expectVerifiedAndClean(*r);
   EXPECT_EQ(r->kernel.report.scratchBytes, 0);
 }
 
@@ -121,11 +110,7 @@ TEST_P(PagedDecodeVerify, MatchesReference) {
   const auto &[arch, index] = GetParam();
   Result<RunResult> r = runAndVerify(*findKernel("paged_decode"), kDecodeCases[index].params, emulatorOn(arch));
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_EQ(r->mismatches, 0) << r->verifiedLine() << "\n"
-                              << (r->firstMismatches.empty() ? "" : r->firstMismatches[0]);
-  EXPECT_GT(r->elements, 0);
-  EXPECT_EQ(r->stats.outOfBounds, 0) << r->stats.checksLine();
-  EXPECT_EQ(r->stats.races, 0) << r->stats.checksLine();
+  runcheck::expectVerifiedAndClean(*r);
   for (const CompiledKernel &k : r->kernels)
     EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
 }
@@ -184,10 +169,7 @@ TEST_P(AttentionBwdVerify, MatchesReference) {
   const auto &[arch, index] = GetParam();
   Result<RunResult> r = runAndVerify(*findKernel("attention_bwd"), kBwdCases[index].params, emulatorOn(arch));
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_EQ(r->mismatches, 0) << r->verifiedLine() << "\n"
-                              << (r->firstMismatches.empty() ? "" : r->firstMismatches[0]);
-  EXPECT_EQ(r->stats.outOfBounds, 0) << r->stats.checksLine();
-  EXPECT_EQ(r->stats.races, 0) << r->stats.checksLine();
+  runcheck::expectVerifiedAndClean(*r);
   ASSERT_EQ(r->kernels.size(), 3u);  // forward, dq, dkdv (zero scratch: tests/lit/tilec/cli-attention.test)
 }
 

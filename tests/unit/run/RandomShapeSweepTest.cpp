@@ -7,6 +7,7 @@
 // EveryShippedKernelIsSwept test.
 #include "Registry.h"
 #include "Run.h"
+#include "RunChecks.h"
 
 #include <gtest/gtest.h>
 
@@ -122,19 +123,9 @@ TEST_P(RandomShapeSweep, VerifiedWithoutOutOfBoundsOrRaces) {
   for (int i = 0; i < kShapesPerTarget; ++i) {
     KernelParams p = gen->second(rng, arch);
     SCOPED_TRACE("tilec --kernel=" + kernel + " --offload-arch=" + arch + " --run" + flags(p));
-    RunOptions o;
-    o.compile.arch = arch;
-    o.device = DeviceKind::Emulator;
-    o.seed = 1000 + i;
-    Result<RunResult> r = runAndVerify(*info, p, o);
+    Result<RunResult> r = runAndVerify(*info, p, runcheck::emulatorOn(arch, 1000 + i));
     ASSERT_TRUE(r.ok()) << r.error();
-    EXPECT_EQ(r->mismatches, 0) << r->verifiedLine() << "\n"
-                                << (r->firstMismatches.empty() ? "" : r->firstMismatches[0]);
-    EXPECT_GT(r->elements, 0);
-    EXPECT_TRUE(r->stats.checked);
-    EXPECT_EQ(r->stats.outOfBounds, 0) << r->stats.checksLine();
-    EXPECT_EQ(r->stats.races, 0) << r->stats.checksLine();
-    EXPECT_FALSE(r->stats.deadlock);
+    runcheck::expectVerifiedAndClean(*r);
   }
 }
 

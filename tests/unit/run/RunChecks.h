@@ -1,0 +1,34 @@
+// Shared by the emulator verification tests: run options for the emulator,
+// and the checks every verified run must pass.
+#pragma once
+
+#include "Run.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+namespace tilec::kernels::runcheck {
+
+/// Compile for `arch` and run on the CPU emulator with inputs from `seed`.
+inline RunOptions emulatorOn(const std::string &arch, uint64_t seed) {
+  RunOptions o;
+  o.compile.arch = arch;
+  o.device = DeviceKind::Emulator;
+  o.seed = seed;
+  return o;
+}
+
+/// Every output element within its tolerance (the first mismatch printed), and
+/// the emulator's checkers ran and saw no out-of-bounds access, race or deadlock.
+inline void expectVerifiedAndClean(const RunResult &r) {
+  EXPECT_EQ(r.mismatches, 0) << r.verifiedLine() << "\n" << (r.firstMismatches.empty() ? "" : r.firstMismatches[0]);
+  EXPECT_GT(r.elements, 0);
+  EXPECT_TRUE(r.stats.checked);
+  EXPECT_EQ(r.stats.outOfBounds, 0) << r.stats.checksLine();
+  EXPECT_EQ(r.stats.races, 0) << r.stats.checksLine();
+  EXPECT_FALSE(r.stats.deadlock);
+}
+
+} // namespace tilec::kernels::runcheck
