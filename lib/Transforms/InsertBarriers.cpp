@@ -23,12 +23,16 @@ namespace {
 /// (-1: any buffer). Buffers with different offsets in one iteration are
 /// disjoint.
 /// Tiles that tilec-allocate-lds placed on shared bytes (their live spans
-/// do not overlap) also conflict.
+/// do not overlap) also conflict. A tile whose allocation is unknown (null:
+/// not defined by an op; the pipeline rejects those, the pass alone does not)
+/// conflicts with everything.
 struct Loc {
   Operation *alloc;
   int64_t offset;
   bool operator==(const Loc &o) const { return alloc == o.alloc && offset == o.offset; }
   bool overlaps(const Loc &o) const {
+    if (!alloc || !o.alloc)
+      return true;
     if (alloc == o.alloc)
       return offset < 0 || o.offset < 0 || offset == o.offset;
     auto range = [](Operation *a) -> std::optional<std::pair<int64_t, int64_t>> {

@@ -30,4 +30,31 @@ const TargetInfo *targetOrError(func::FuncOp f, llvm::StringRef arch) {
 
 tile::AllocOp allocOf(Value v) { return v.getDefiningOp<tile::AllocOp>(); }
 
+LogicalResult verifyTileDefinitions(func::FuncOp f) {
+  auto check = [](Value v, Location loc, llvm::StringRef what) -> LogicalResult {
+    if (!isa<tile::TileType>(v.getType()))
+      return success();
+    Operation *def = v.getDefiningOp();
+    if (def && isa<tile::AllocOp, tile::ViewOp>(def))
+      return success();
+    return emitError(loc) << what << " of tile type " << v.getType()
+                          << ": tiles must be created by tile.alloc (or tile.view of one) in the kernel body";
+  };
+  for (BlockArgument arg : f.getArguments())
+    if (failed(check(arg, arg.getLoc(), "kernel argument")))
+      return failure();
+  WalkResult r = f.walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (failed(check(arg, op->getLoc(), "region argument")))
+            return WalkResult::interrupt();
+    for (Value res : op->getResults())
+      if (failed(check(res, op->getLoc(), "result of '" + op->getName().getStringRef().str() + "'")))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
 } // namespace tilec

@@ -22,6 +22,12 @@ const TargetInfo *targetOrError(mlir::func::FuncOp f, llvm::StringRef arch);
 /// The alloc that defines a tile value, or null (e.g. a block argument).
 tile::AllocOp allocOf(mlir::Value tile);
 
+/// Every tile value of `f` is the result of tile.alloc or tile.view (the
+/// passes place, lay out and synchronise tiles through their allocations);
+/// otherwise an error on the first value that is not (a function or loop
+/// argument, a result of scf.if, ...).
+mlir::LogicalResult verifyTileDefinitions(mlir::func::FuncOp f);
+
 /// Attribute names written by the target passes.
 namespace pattr {
 inline constexpr const char *kInstr = "instr";

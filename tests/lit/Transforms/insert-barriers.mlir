@@ -97,3 +97,18 @@ func.func @aliased(%A: memref<?x?xbf16>, %C: memref<?x?xbf16>) {
   tile.load %A[%c0, %c0] -> %y : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
   return
 }
+
+// -----
+
+// Run alone, the pass meets tiles it cannot trace to an allocation (the
+// pipeline rejects them first): they are assumed to overlap everything.
+// CHECK-LABEL: func.func @unknown_tiles
+// CHECK: tile.load
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.store
+func.func @unknown_tiles(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<64x32xbf16, lds>, %A: memref<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  tile.load %A[%c0, %c0] -> %a : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+  tile.store %b -> %A[%c0, %c0] : !tile.tile<64x32xbf16, lds>, memref<?x?xbf16>
+  return
+}

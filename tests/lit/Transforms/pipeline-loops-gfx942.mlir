@@ -93,3 +93,29 @@ func.func @nothing(%n: index) {
   } {tile.num_stages = 2 : i64}
   return
 }
+
+// -----
+
+// Tiles come from tile.alloc: a tile passed in as an argument has no LDS
+// placement or layout for the later passes to reason about.
+// expected-error @+1 {{kernel argument of tile type '!tile.tile<64x32xbf16, lds>': tiles must be created by tile.alloc (or tile.view of one) in the kernel body}}
+func.func @tile_argument(%a: !tile.tile<64x32xbf16, lds>, %A: memref<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  tile.load %A[%c0, %c0] -> %a : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+  return
+}
+
+// -----
+
+// ... nor does one carried through a loop.
+func.func @tile_iter_arg(%A: memref<?x?xbf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tile.alloc {name = "a"} : !tile.tile<64x32xbf16, lds>
+  // expected-error @+1 {{region argument of tile type '!tile.tile<64x32xbf16, lds>': tiles must be created by tile.alloc (or tile.view of one) in the kernel body}}
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%t = %a) -> (!tile.tile<64x32xbf16, lds>) {
+    tile.load %A[%c0, %k] -> %t : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+    scf.yield %t : !tile.tile<64x32xbf16, lds>
+  }
+  return
+}
