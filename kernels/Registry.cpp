@@ -2,6 +2,7 @@
 
 #include "Attention.h"
 #include "Gemm.h"
+#include "Moe.h"
 
 namespace tilec::kernels {
 
@@ -11,6 +12,7 @@ const std::vector<KernelInfo> &shippedKernels() {
       attentionKernelInfo(),
       attentionBwdKernelInfo(),
       pagedDecodeKernelInfo(),
+      moeGateKernelInfo(),
   };
   return kernels;
 }

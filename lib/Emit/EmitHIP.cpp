@@ -119,9 +119,11 @@ FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {
     return a.emitOpError() << "register tile '" << a.displayName()
                            << "' has no layout; run the tilec pipeline before emitting HIP";
   // Register tiles hold f32 values; a bf16/f16 tile holds values rounded to
-  // its type (tile.copy into it rounds).
-  if (!isa<FloatType>(a.getType().getElementType()))
-    return a.emitOpError() << "register tiles must have a float element type, got " << a.getType();
+  // its type (tile.copy into it rounds), an i32 tile integers (exact up to
+  // 2^24 in magnitude: ids, counts, positions).
+  Type elem = a.getType().getElementType();
+  if (!isa<FloatType>(elem) && !elem.isInteger(32))
+    return a.emitOpError() << "register tiles must have a float or i32 element type, got " << a.getType();
   FailureOr<std::string> atom = atomType(a, instr.getValue());
   if (failed(atom))
     return failure();
@@ -213,6 +215,8 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   // No value seen yet (rhs = -inf, so lhs is -inf too): nothing to rescale.
   case F::sub_exp2: fn = "y == -__builtin_inff() ? 0.0f : __builtin_exp2f(x - y)"; break;
   case F::safe_div: fn = "y == 0.0f ? 0.0f : x / y"; break;
+  case F::eq: fn = "x == y ? 1.0f : 0.0f"; break;
+  case F::neg_inf_where: fn = "y != 0.0f ? -__builtin_inff() : x"; break;
   }
   if (m.getBroadcastCols())
     return m.emitOpError() << "column broadcasts are not supported by the HIP emitter yet";
@@ -259,6 +263,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
         line() << "tl::mask<" << (m.getCausal() ? "true" : "false") << ", " << window << ">("
                << name(m.getTile()) << ", " << name(m.getRow()) << ", " << name(m.getCol()) << ", "
                << name(m.getColEnd()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::IotaOp io) {
+        line() << "tl::iota<" << io.getAxis() << ">(" << name(io.getDest()) << ");\n";
         return success();
       })
       .Case([&](tile::BlockIdOp b) {

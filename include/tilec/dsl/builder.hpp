@@ -488,6 +488,30 @@ public:
     s.body.push_back(s.addLine(std::string(op) + " %" + t->ssa + " [" + *r + ", " + *c + ", " + *e + "]" +
                                (attrs.empty() ? "" : " {" + attrs + "}") + " : " + t->type()));
   }
+  /// dst = 1 where lhs == rhs, else 0 (rhs may be one value per row or column).
+  void eq(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::eq, dst, lhs, rhs, o, loc);
+  }
+  /// dst = -inf where rhs != 0, else lhs (e.g. drop the experts top-k chose).
+  void negInfWhere(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::neg_inf_where, dst, lhs, rhs, o, loc);
+  }
+  /// Element (i, j) of a register tile = j (axis 1) or i (axis 0); a rank-1
+  /// tile (one value per row) gets i. Positions as values: with eq and a
+  /// min-reduction, the lowest column that holds a row's maximum.
+  void iota(const Tile &dst, int axis, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.iota";
+    const detail::TileInfo *t = s.tile(dst, op, "destination");
+    if (!t || !requireReg(op, *t))
+      return;
+    if (axis < 0 || axis >= static_cast<int>(t->rank()))
+      return s.report(op, "axis " + std::to_string(axis) + " of a rank-" + std::to_string(t->rank()) +
+                              " tile " + t->str());
+    s.body.push_back(s.addLine(std::string(op) + " %" + t->ssa + " {axis = " + std::to_string(axis) +
+                               " : i64} : " + t->type()));
+  }
   /// dst = lhs + bias, one bias value per column.
   void addBias(const Tile &dst, const Tile &lhs, const Tile &bias, SourceLoc loc = {}) {
     map(MapFn::add, dst, lhs, bias, {Broadcast::PerColumn}, loc);

@@ -37,7 +37,9 @@ enum class MapFn {
   // binary: dst = f(lhs, rhs)
   add, sub, mul, div, max, min,
   sub_exp2, // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
-  safe_div  // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
+  safe_div, // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
+  eq,       // 1 where lhs == rhs, else 0
+  neg_inf_where // -inf where rhs != 0, else lhs
 };
 
 enum class ReduceKind { sum, max, min };
@@ -126,6 +128,8 @@ inline const char *mapFnName(MapFn fn) {
   case MapFn::min: return "min";
   case MapFn::sub_exp2: return "sub_exp2";
   case MapFn::safe_div: return "safe_div";
+  case MapFn::eq: return "eq";
+  case MapFn::neg_inf_where: return "neg_inf_where";
   }
   return "?";
 }

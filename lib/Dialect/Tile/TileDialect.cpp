@@ -183,6 +183,13 @@ LogicalResult MaskOp::verify() {
   return success();
 }
 
+LogicalResult IotaOp::verify() {
+  auto t = cast<TileType>(getDest().getType());
+  if (static_cast<int64_t>(getAxis()) >= t.getRank())
+    return emitOpError() << "axis " << getAxis() << " of a rank-" << t.getRank() << " tile " << shapeStr(t);
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   auto t = cast<TileType>(getDest().getType());
   if (getSource().getType().getRank() != 2 || t.getRank() != 2)

@@ -38,7 +38,9 @@ def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     I32EnumAttrCase<"max", 24>,
     I32EnumAttrCase<"min", 25>,
     I32EnumAttrCase<"sub_exp2", 26>,   // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
-    I32EnumAttrCase<"safe_div", 27>    // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
+    I32EnumAttrCase<"safe_div", 27>,   // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
+    I32EnumAttrCase<"eq", 28>,         // 1 where lhs == rhs, else 0 (argmax, one-hot masks)
+    I32EnumAttrCase<"neg_inf_where", 29>  // -inf where rhs != 0, else lhs (drop what top-k selected)
   ]> {
   let cppNamespace = "::tilec::tile";
 }
@@ -113,6 +115,19 @@ def Tile_MaskOp : Tile_Op<"mask"> {
 //===----------------------------------------------------------------------===//
 // Tiles
 //===----------------------------------------------------------------------===//
+
+def Tile_IotaOp : Tile_Op<"iota"> {
+  let summary = "row or column indices into a register tile";
+  let description = [{
+    `tile.iota %t {axis = 1 : i64} : !tile.tile<64x64xf32, reg>` sets element
+    `(i, j)` to `j` (axis 1) or `i` (axis 0); a rank-1 tile (one value per row)
+    gets `i` (axis 0). With a map it selects by position: the lowest column
+    holding a row's maximum (top-k), one-hot masks.
+  }];
+  let arguments = (ins Tile_RegTile:$dest, ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis);
+  let assemblyFormat = "$dest attr-dict `:` type($dest)";
+  let hasVerifier = 1;
+}
 
 def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
   let summary = "a tile in LDS or registers";

@@ -97,6 +97,10 @@ template <> TL_INLINE fp8e5m2fnuz from_f32<fp8e5m2fnuz>(float x) {
 }
 
 /// x rounded to T and back (register tiles of type T hold such values).
+// i32 register tiles hold integers as f32 (exact up to 2^24 in magnitude).
+TL_INLINE float to_f32(int x) { return (float)x; }
+template <> TL_INLINE int from_f32<int>(float x) { return (int)x; }
+
 template <class T> TL_INLINE float round_to(float x) { return to_f32(from_f32<T>(x)); }
 
 // --- work-item indices --------------------------------------------------------
@@ -379,6 +383,20 @@ template <class A> TL_INLINE void fill(Rows<A> &t, float x) {
   for (int i = 0; i < A::TM; ++i)
     for (int e = 0; e < A::E; ++e)
       t.v[i][e] = x;
+}
+
+/// Element (i, j) = j (Axis 1) or i (Axis 0), as tile.iota.
+template <int Axis, class A> TL_INLINE void iota(A &t) {
+  for (int i = 0; i < A::TM; ++i)
+    for (int j = 0; j < A::TN; ++j)
+      for (int e = 0; e < A::E; ++e)
+        t.v[i][j][e] = (float)(Axis == 1 ? A::col(j, e) : A::row(i, e));
+}
+template <int Axis, class A> TL_INLINE void iota(Rows<A> &t) {
+  static_assert(Axis == 0, "a row vector holds one value per row");
+  for (int i = 0; i < A::TM; ++i)
+    for (int e = 0; e < A::E; ++e)
+      t.v[i][e] = (float)A::row(i, e);
 }
 
 /// dst = f(src) elementwise.

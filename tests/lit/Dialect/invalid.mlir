@@ -107,3 +107,11 @@ func.func @load_index_type(%t: memref<?xf32>, %i: index) {
   %x = tile.load_index %t[%i] : memref<?xf32>
   return
 }
+
+// -----
+
+func.func @iota_axis(%t: !tile.tile<64xf32, reg>) {
+  // expected-error @+1 {{'tile.iota' op axis 1 of a rank-1 tile 64xf32 (reg)}}
+  tile.iota %t {axis = 1 : i64} : !tile.tile<64xf32, reg>
+  return
+}

@@ -32,3 +32,24 @@ func.func @all_ops(%A: memref<?x?xbf16>, %ids: memref<?xi32>, %C: memref<?x?xf32
   tile.store %acc -> %C[%b, %c0] : !tile.tile<64x64xf32, reg>, memref<?x?xf32>
   return
 }
+
+// Positions as values (MoE top-k): column indices, equality, dropping a choice.
+// CHECK-LABEL: func.func @positions
+func.func @positions(%ids: memref<?x?xi32>) {
+  %c0 = arith.constant 0 : index
+  %x = tile.alloc {name = "x"} : !tile.tile<64x16xf32, reg>
+  %col = tile.alloc {name = "col"} : !tile.tile<64x16xf32, reg>
+  %m = tile.alloc {name = "m"} : !tile.tile<64xf32, reg>
+  %r = tile.alloc {name = "r"} : !tile.tile<64xi32, reg>
+  // CHECK: tile.iota %{{.*}} {axis = 1 : i64} : !tile.tile<64x16xf32, reg>
+  tile.iota %col {axis = 1 : i64} : !tile.tile<64x16xf32, reg>
+  // CHECK: tile.iota %{{.*}} {axis = 0 : i64} : !tile.tile<64xf32, reg>
+  tile.iota %m {axis = 0 : i64} : !tile.tile<64xf32, reg>
+  // CHECK: tile.map eq
+  tile.map eq %x, %col, %m : !tile.tile<64x16xf32, reg>, !tile.tile<64x16xf32, reg>, !tile.tile<64xf32, reg>
+  // CHECK: tile.map neg_inf_where
+  tile.map neg_inf_where %x, %x, %col : !tile.tile<64x16xf32, reg>, !tile.tile<64x16xf32, reg>, !tile.tile<64x16xf32, reg>
+  tile.map copy %r, %m : !tile.tile<64xi32, reg>, !tile.tile<64xf32, reg>
+  tile.store %r -> %ids[%c0, %c0] : !tile.tile<64xi32, reg>, memref<?x?xi32>
+  return
+}

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <random>
@@ -86,12 +87,22 @@ KernelParams pagedDecodeParams(Rng &rng, const std::string &) {
   return p;
 }
 
+KernelParams moeGateParams(Rng &rng, const std::string &) {
+  int64_t experts = pick<int64_t>(rng, {1, 3, 8, 20, 64});
+  return {{"tokens", std::to_string(uniform(rng, 1, 200))},
+          {"experts", std::to_string(experts)},
+          {"topk", std::to_string(uniform(rng, 1, std::min<int64_t>(8, experts)))},
+          {"renormalize", pick(rng, {"0", "1"})},
+          {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+}
+
 const std::map<std::string, Generator> &generators() {
   static const std::map<std::string, Generator> g = {
       {"gemm", gemmParams},
       {"attention", attentionParams},
       {"attention_bwd", attentionBwdParams},
       {"paged_decode", pagedDecodeParams},
+      {"moe_gate", moeGateParams},
   };
   return g;
 }
