@@ -31,4 +31,44 @@ Problem moeGateProblem(const MoeGateConfig &config, int64_t tokens, std::vector<
 
 KernelInfo moeGateKernelInfo();
 
+/// The expert computation of an MoE layer, three kernels over the token
+/// alignment (sorted token ids padded per expert to block_m with the sentinel
+/// `tokens`, one expert id per block, -1 for blocks past the padded total):
+///  - gate_up: H[p] = silu(X[s_p] Wg_e^T) * (X[s_p] Wu_e^T) for each sorted
+///    position p of a block of expert e, s_p its token (rows of X gathered
+///    through the sorted ids, no copy of X); W13 = [experts * 2I, hidden]
+///    (per expert: I gate rows, then I up rows); H [P, I] in dtype;
+///  - down: Y[p] = H[p] W2_e^T; W2 = [experts * hidden, I]; Y [P, hidden] f32;
+///  - combine: out[t] = sum_j w[t, j] Y[pos(t, j)], j = 0..k-1 in order (no
+///    atomics: bitwise reproducible); pos = [k * tokens] (pair (t, j) at
+///    j * tokens + t), w = [tokens, k] f32; out [tokens, hidden] in dtype.
+struct MoeExpertsConfig {
+  enum class Part { GateUp, Down, Combine } part = Part::GateUp;
+  DType dtype = DType::bf16;  ///< X, W13, W2, H, out (bf16 or f16)
+  int64_t topk = 2;           ///< combine: experts per token
+  int64_t blockM = 32;        ///< sorted rows per block (the alignment's block size)
+  int64_t blockN = 64;
+  int64_t blockK = 32;
+  int waves = 4;
+};
+
+std::string moeExpertsKernelName(const MoeExpertsConfig &config);
+Result<Kernel> buildMoeExperts(const MoeExpertsConfig &config);
+
+/// The token alignment the expert kernels consume, computed on the host from
+/// topk ids [tokens * k] (row-major [tokens, k]).
+struct MoeAlignment {
+  std::vector<int64_t> sortedTokenIds;  ///< [maxPadded]: token of each sorted position, `tokens` for padding
+  std::vector<int64_t> blockExperts;    ///< [maxPadded / blockM]: expert of each block, -1 past the total
+  std::vector<int64_t> positions;       ///< [k * tokens]: sorted position of pair (t, j) at j * tokens + t
+  int64_t paddedTotal = 0;              ///< sum over experts of their pair counts rounded up to blockM
+};
+/// Pairs grouped by expert in pair order (t * k + j), each expert's segment
+/// padded to a multiple of blockM; maxPadded = tokens * k + experts * (blockM - 1),
+/// rounded up to blockM (the bound inference engines allocate).
+MoeAlignment alignTokens(const std::vector<int64_t> &topkIds, int64_t tokens, int64_t topk, int64_t experts,
+                         int64_t blockM);
+
+KernelInfo moeExpertsKernelInfo();
+
 } // namespace tilec::kernels

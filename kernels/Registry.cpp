@@ -13,6 +13,7 @@ const std::vector<KernelInfo> &shippedKernels() {
       attentionBwdKernelInfo(),
       pagedDecodeKernelInfo(),
       moeGateKernelInfo(),
+      moeExpertsKernelInfo(),
   };
   return kernels;
 }

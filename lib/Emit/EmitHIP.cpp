@@ -363,8 +363,17 @@ LogicalResult Emitter::emitOp(Operation &op) {
       })
       .Case([&](tile::CopyOp c) -> LogicalResult {
         auto src = cast<tile::TileType>(c.getSource().getType());
-        if (!src.isReg())
-          return c.emitOpError() << "copies from LDS to registers are not supported by the HIP emitter yet";
+        if (!src.isReg()) {
+          // LDS -> an accumulator-layout register tile: each lane reads the
+          // elements it holds (e.g. rows gathered into LDS).
+          auto dstAlloc = allocOf(c.getDest());
+          auto dstLayout = dstAlloc ? dstAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+          if (c.getTranspose() || !dstLayout || dstLayout.getValue() != "acc")
+            return c.emitOpError() << "copies from LDS to registers need a register tile in an accumulator "
+                                      "layout, untransposed";
+          line() << "tl::copy_from_lds(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+          return success();
+        }
         auto srcAlloc = allocOf(c.getSource());
         auto layout = srcAlloc ? srcAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
         auto dstType = cast<tile::TileType>(c.getDest().getType());

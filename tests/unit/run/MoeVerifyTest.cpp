@@ -115,4 +115,79 @@ TEST(MoeGateNegative, UnnormalisedKernelFailsRenormalisedReference) {
   EXPECT_FALSE(r->passed());
 }
 
+// ---- Expert GEMMs and combine (moe_experts: gate_up, down, combine) ------------
+
+const Case kExpertCases[] = {
+    {"Tokens1E8K2", {{"tokens", "1"}}},
+    {"Tokens7E64K8F16", {{"tokens", "7"}, {"experts", "64"}, {"topk", "8"}, {"dtype", "f16"}}},  // most experts empty
+    {"Tokens64E8K1", {{"tokens", "64"}, {"topk", "1"}}},
+    {"Tokens333E64AllToOneExpert", {{"tokens", "333"}, {"experts", "64"}, {"topk", "1"}, {"routing", "one"}}},
+};
+
+class MoeExpertsVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(MoeExpertsVerify, MatchesReference) {
+  const auto &[arch, index] = GetParam();
+  Result<RunResult> r = runAndVerify(*findKernel("moe_experts"), kExpertCases[index].params, runcheck::emulatorOn(arch, 5));
+  ASSERT_TRUE(r.ok()) << r.error();
+  runcheck::expectVerifiedAndClean(*r);
+  ASSERT_EQ(r->kernels.size(), 3u);  // gate_up, down, combine
+  for (const CompiledKernel &k : r->kernels)
+    EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emulator, MoeExpertsVerify,
+                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
+                                            ::testing::Range(0, int(std::size(kExpertCases)))),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
+                           return std::get<0>(info.param) + "_" + kExpertCases[std::get<1>(info.param)].name;
+                         });
+
+// The larger case: hidden 512, intermediate 1024, 333 tokens over 8 experts, top-2.
+TEST(MoeExpertsVerifyLarge, Hidden512Intermediate1024) {
+  Result<RunResult> r = runAndVerify(*findKernel("moe_experts"),
+                                     {{"tokens", "333"}, {"hidden", "512"}, {"intermediate", "1024"}},
+                                     runcheck::emulatorOn("gfx942", 5));
+  ASSERT_TRUE(r.ok()) << r.error();
+  runcheck::expectVerifiedAndClean(*r);
+}
+
+// The alignment the kernels consume: segments in expert order, pairs in pair
+// order inside each, padded to block_m with the sentinel; empty experts take
+// no block; every pair's position points back at its token.
+TEST(MoeAlignment, SegmentsPaddedPerExpert) {
+  // 5 tokens, top-2 over 4 experts; expert 1 gets nothing.
+  const std::vector<int64_t> ids = {0, 2, 2, 0, 3, 0, 2, 3, 0, 2};
+  MoeAlignment a = alignTokens(ids, 5, 2, 4, 4);
+  // expert 0: pairs 0, 3, 5, 8 (tokens 0, 1, 2, 4); expert 2: pairs 1, 2, 6, 9
+  // (tokens 0, 1, 3, 4); expert 3: pairs 4, 7 (tokens 2, 3) + 2 sentinels.
+  const std::vector<int64_t> sorted = {0, 1, 2, 4, 0, 1, 3, 4, 2, 3, 5, 5};
+  EXPECT_EQ(a.paddedTotal, 12);
+  ASSERT_GE(a.sortedTokenIds.size(), sorted.size());
+  EXPECT_EQ(std::vector<int64_t>(a.sortedTokenIds.begin(), a.sortedTokenIds.begin() + 12), sorted);
+  for (size_t i = 12; i < a.sortedTokenIds.size(); ++i)
+    EXPECT_EQ(a.sortedTokenIds[i], 5);
+  EXPECT_EQ(a.sortedTokenIds.size(), 24u);  // the bound: 10 pairs + 4 experts * 3 padding, rounded up to 4
+  EXPECT_EQ(a.blockExperts, (std::vector<int64_t>{0, 2, 3, -1, -1, -1}));
+  for (int64_t p = 0; p < 10; ++p)
+    EXPECT_EQ(a.sortedTokenIds[a.positions[(p % 2) * 5 + p / 2]], p / 2) << "pair " << p;
+}
+
+// The check can fail: a combine that adds only each token's first expert,
+// verified against the top-2 reference, must mismatch.
+TEST(MoeExpertsNegative, CombineOfFirstExpertOnlyFails) {
+  const KernelInfo &info = *findKernel("moe_experts");
+  KernelInfo mixed = info;
+  mixed.build = [&](const KernelParams &p) -> Result<Kernel> {
+    KernelParams q = p;
+    if (q["part"] == "combine")
+      q["topk"] = "1";
+    return info.build(q);
+  };
+  Result<RunResult> r = runAndVerify(mixed, {{"tokens", "40"}}, runcheck::emulatorOn("gfx942", 5));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_GT(r->mismatches, 0);
+  EXPECT_FALSE(r->passed());
+}
+
 } // namespace

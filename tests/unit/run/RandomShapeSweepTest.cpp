@@ -96,6 +96,17 @@ KernelParams moeGateParams(Rng &rng, const std::string &) {
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
 }
 
+KernelParams moeExpertsParams(Rng &rng, const std::string &) {
+  int64_t experts = pick<int64_t>(rng, {1, 5, 8, 64});
+  return {{"tokens", std::to_string(uniform(rng, 1, 120))},
+          {"experts", std::to_string(experts)},
+          {"topk", std::to_string(uniform(rng, 1, std::min<int64_t>(8, experts)))},
+          {"hidden", std::to_string(uniform(rng, 1, 160))},
+          {"intermediate", std::to_string(uniform(rng, 1, 200))},
+          {"routing", pick(rng, {"random", "random", "one"})},
+          {"dtype", pick(rng, {"bf16", "f16"})}};
+}
+
 const std::map<std::string, Generator> &generators() {
   static const std::map<std::string, Generator> g = {
       {"gemm", gemmParams},
@@ -103,6 +114,7 @@ const std::map<std::string, Generator> &generators() {
       {"attention_bwd", attentionBwdParams},
       {"paged_decode", pagedDecodeParams},
       {"moe_gate", moeGateParams},
+      {"moe_experts", moeExpertsParams},
   };
   return g;
 }
