@@ -63,12 +63,33 @@ struct MoeAlignment {
   std::vector<int64_t> positions;       ///< [k * tokens]: sorted position of pair (t, j) at j * tokens + t
   int64_t paddedTotal = 0;              ///< sum over experts of their pair counts rounded up to blockM
 };
-/// Pairs grouped by expert in pair order (t * k + j), each expert's segment
+/// Pairs grouped by expert, in (j, t) order inside a group (choice j of every
+/// token, then choice j + 1: the order the alignment kernel visits), each expert's segment
 /// padded to a multiple of blockM; maxPadded = tokens * k + experts * (blockM - 1),
 /// rounded up to blockM (the bound inference engines allocate).
 MoeAlignment alignTokens(const std::vector<int64_t> &topkIds, int64_t tokens, int64_t topk, int64_t experts,
                          int64_t blockM);
 
 KernelInfo moeExpertsKernelInfo();
+
+/// Token alignment as a kernel (one workgroup): from topk ids [tokens, k]
+/// (i32) it writes what alignTokens computes: sorted_token_ids [P],
+/// block_experts [P / block_m], positions [k * tokens] and total_padded [1]
+/// (all i32), P = tokens * k + experts * (block_m - 1) rounded up to block_m.
+/// A counting sort: per-expert counts, their block-padded offsets (an
+/// exclusive prefix sum over the experts), then each pair's slot = its
+/// expert's offset + the pairs of that expert before it, scattered.
+struct MoeAlignConfig {
+  int64_t experts = 8;  ///< 1..64
+  int64_t blockM = 32;  ///< the expert GEMMs' block_m
+  int waves = 4;        ///< 16 pairs per wave per step
+};
+
+std::string moeAlignKernelName(const MoeAlignConfig &config);
+Result<Kernel> buildMoeAlign(const MoeAlignConfig &config);
+KernelInfo moeAlignKernelInfo();
+
+/// The whole layer (`moe`): gate -> align -> gate_up -> down -> combine.
+KernelInfo moeKernelInfo();
 
 } // namespace tilec::kernels

@@ -12,7 +12,9 @@ const std::vector<KernelInfo> &shippedKernels() {
       attentionKernelInfo(),
       attentionBwdKernelInfo(),
       pagedDecodeKernelInfo(),
+      moeKernelInfo(),
       moeGateKernelInfo(),
+      moeAlignKernelInfo(),
       moeExpertsKernelInfo(),
   };
   return kernels;

@@ -275,6 +275,7 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
       releaseAll();
       return Error{s.error()};
     }
+    result.outputBytes.push_back(host[t]);
     const std::vector<double> &exp = expected[out], &tol = tolerance[out];
     ++out;
     for (int64_t i = 0; i < static_cast<int64_t>(exp.size()); ++i) {

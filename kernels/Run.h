@@ -31,6 +31,7 @@ struct RunResult {
   double maxTolerance = 0;     ///< the largest per-element tolerance used
   std::string toleranceRule;
   std::vector<std::string> firstMismatches;  ///< "C[3,7]: got 1.5, expected 1.25 (tolerance 0.001)"
+  std::vector<std::vector<char>> outputBytes;  ///< each output tensor as the device wrote it (bitwise comparisons)
 
   /// Values match and neither out-of-bounds accesses nor races (nor a deadlock) fired.
   bool passed() const { return mismatches == 0 && stats.clean(); }

@@ -206,6 +206,7 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
     break;
   case F::scale: fn = "x * " + s; break;
   case F::add_scalar: fn = "x + " + s; break;
+  case F::ceil: fn = "__builtin_ceilf(x)"; break;
   case F::add: fn = "x + y"; break;
   case F::sub: fn = "x - y"; break;
   case F::mul: fn = "x * y"; break;
@@ -217,6 +218,7 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   case F::safe_div: fn = "y == 0.0f ? 0.0f : x / y"; break;
   case F::eq: fn = "x == y ? 1.0f : 0.0f"; break;
   case F::neg_inf_where: fn = "y != 0.0f ? -__builtin_inff() : x"; break;
+  case F::le: fn = "x <= y ? 1.0f : 0.0f"; break;
   }
   if (m.getBroadcastCols())
     return m.emitOpError() << "column broadcasts are not supported by the HIP emitter yet";
@@ -266,7 +268,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
         return success();
       })
       .Case([&](tile::IotaOp io) {
-        line() << "tl::iota<" << io.getAxis() << ">(" << name(io.getDest()) << ");\n";
+        line() << "tl::iota<" << io.getAxis() << ">(" << name(io.getDest()) << ", "
+               << (io.getOffset() ? name(io.getOffset()) : std::string("0")) << ");\n";
         return success();
       })
       .Case([&](tile::BlockIdOp b) {
@@ -351,6 +354,11 @@ LogicalResult Emitter::emitOp(Operation &op) {
         line() << "tl::gather_tile<" << threads << ">(" << name(g.getDest()) << ", "
                << name(g.getSource()) << "_g, " << name(g.getIds()) << "_g, "
                << name(g.getIdsOffset()) << ", " << name(g.getCol()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::ScatterOp s) {
+        line() << "tl::scatter(" << name(s.getValue()) << ", " << name(s.getPositions()) << ", "
+               << name(s.getDest()) << "_g);\n";
         return success();
       })
       .Case([&](tile::StoreOp s) -> LogicalResult {

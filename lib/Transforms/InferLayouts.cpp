@@ -108,6 +108,8 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
             relate(op, r.getSource(), r.getDest());
         } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
           relate(op, c.getSource(), c.getDest());
+        } else if (auto s = dyn_cast<tile::ScatterOp>(op)) {
+          relate(op, s.getValue(), s.getPositions());
         }
       });
     } while (changed && !failedFlag);

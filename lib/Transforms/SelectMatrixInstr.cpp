@@ -76,6 +76,8 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
           link(red.getSource(), red.getDest());
       } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
         link(c.getSource(), c.getDest());
+      } else if (auto s = dyn_cast<tile::ScatterOp>(op)) {
+        link(s.getValue(), s.getPositions());
       }
     });
     llvm::MapVector<Value, llvm::SmallVector<tile::GemmOp>> groups;

@@ -324,6 +324,27 @@ public:
                                t->type()));
   }
 
+  /// dst[positions[i]] = values[i] (converted to dst's element type) for each
+  /// row i of two row vectors of one shape, where the position lies in the
+  /// rank-1 tensor `dst`; others (e.g. -1) are skipped.
+  void scatter(const Tile &values, const Tile &positions, const Tensor &dst, SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    const char *op = "tile.scatter";
+    const detail::TileInfo *v = s.tile(values, op, "values");
+    const detail::TileInfo *p = s.tile(positions, op, "positions");
+    const detail::TensorInfo *x = s.tensor(dst, op, "destination");
+    if (!v || !p || !x || !requireReg(op, *v) || !requireReg(op, *p))
+      return;
+    if (v->rank() != 1 || v->shape != p->shape)
+      return s.report(op, "scatters a rank-1 tile through positions of the same shape, got " + v->str() + " and " +
+                              p->str());
+    if (x->rank != 1)
+      return s.report(op, "scatters into a rank-1 tensor, got " + x->str());
+    s.body.push_back(s.addLine(std::string(op) + " %" + v->ssa + " -> %" + x->ssa + "[%" + p->ssa + "] : " +
+                               v->type() + ", " + p->type() + ", " + x->type()));
+  }
+
   /// dst[at[0] + i][at[1] + j] = src[i][j], converted to dst's element type;
   /// writes outside `dst` are dropped.
   void store(const Tile &src, const Tensor &dst, const std::vector<Index> &at, SourceLoc loc = {}) {
@@ -499,18 +520,37 @@ public:
   /// Element (i, j) of a register tile = j (axis 1) or i (axis 0); a rank-1
   /// tile (one value per row) gets i. Positions as values: with eq and a
   /// min-reduction, the lowest column that holds a row's maximum.
-  void iota(const Tile &dst, int axis, SourceLoc loc = {}) {
+  /// With `offset`, offset + j (or offset + i): e.g. the tile's first row in a tensor.
+  void iota(const Tile &dst, int axis, SourceLoc loc = {}) { iota(dst, axis, Index(0), loc); }
+  void iota(const Tile &dst, int axis, const Index &offset, SourceLoc loc = {}) {
     detail::State &s = *state_;
     detail::Call call(&s, loc);
     const char *op = "tile.iota";
     const detail::TileInfo *t = s.tile(dst, op, "destination");
     if (!t || !requireReg(op, *t))
       return;
-    if (axis < 0 || axis >= static_cast<int>(t->rank()))
+    if (axis < 0 || axis >= t->rank())
       return s.report(op, "axis " + std::to_string(axis) + " of a rank-" + std::to_string(t->rank()) +
                               " tile " + t->str());
-    s.body.push_back(s.addLine(std::string(op) + " %" + t->ssa + " {axis = " + std::to_string(axis) +
+    auto o = s.operand(offset, op);
+    if (!o)
+      return;
+    s.body.push_back(s.addLine(std::string(op) + " %" + t->ssa + "[" + *o + "] {axis = " + std::to_string(axis) +
                                " : i64} : " + t->type()));
+  }
+  /// dst = 1 where lhs <= rhs, else 0.
+  void le(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::le, dst, lhs, rhs, o, loc);
+  }
+  void ceil(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::ceil, dst, src, loc); }
+  /// A workgroup barrier that also orders global memory (a release/acquire
+  /// fence at workgroup scope around it): stores before it are seen by loads
+  /// and overwritten by stores after it, from any wave. LDS accesses get their
+  /// barriers from the compiler; this one is for global memory.
+  void barrier(SourceLoc loc = {}) {
+    detail::State &s = *state_;
+    detail::Call call(&s, loc);
+    s.body.push_back(s.addLine("tile.barrier"));
   }
   /// dst = lhs + bias, one bias value per column.
   void addBias(const Tile &dst, const Tile &lhs, const Tile &bias, SourceLoc loc = {}) {

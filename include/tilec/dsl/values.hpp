@@ -34,12 +34,14 @@ enum class MapFn {
   neg, exp, exp2, log, recip, relu, silu, sigmoid, gelu_tanh,
   scale,      // src * scalar
   add_scalar, // src + scalar
+  ceil,       // rounded up to an integer
   // binary: dst = f(lhs, rhs)
   add, sub, mul, div, max, min,
   sub_exp2, // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
   safe_div, // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
   eq,       // 1 where lhs == rhs, else 0
-  neg_inf_where // -inf where rhs != 0, else lhs
+  neg_inf_where, // -inf where rhs != 0, else lhs
+  le            // 1 where lhs <= rhs, else 0
 };
 
 enum class ReduceKind { sum, max, min };
@@ -120,6 +122,7 @@ inline const char *mapFnName(MapFn fn) {
   case MapFn::gelu_tanh: return "gelu_tanh";
   case MapFn::scale: return "scale";
   case MapFn::add_scalar: return "add_scalar";
+  case MapFn::ceil: return "ceil";
   case MapFn::add: return "add";
   case MapFn::sub: return "sub";
   case MapFn::mul: return "mul";
@@ -130,6 +133,7 @@ inline const char *mapFnName(MapFn fn) {
   case MapFn::safe_div: return "safe_div";
   case MapFn::eq: return "eq";
   case MapFn::neg_inf_where: return "neg_inf_where";
+  case MapFn::le: return "le";
   }
   return "?";
 }

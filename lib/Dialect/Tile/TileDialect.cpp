@@ -190,6 +190,16 @@ LogicalResult IotaOp::verify() {
   return success();
 }
 
+LogicalResult ScatterOp::verify() {
+  auto v = cast<TileType>(getValue().getType()), p = cast<TileType>(getPositions().getType());
+  if (v.getRank() != 1 || v.getShape() != p.getShape())
+    return emitOpError() << "scatters a rank-1 tile through positions of the same shape, got " << shapeStr(v)
+                         << " and " << shapeStr(p);
+  if (getDest().getType().getRank() != 1)
+    return emitOpError() << "scatters into a rank-1 tensor, got " << getDest().getType();
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   auto t = cast<TileType>(getDest().getType());
   if (getSource().getType().getRank() != 2 || t.getRank() != 2)

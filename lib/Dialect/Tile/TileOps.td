@@ -30,6 +30,7 @@ def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     I32EnumAttrCase<"gelu_tanh", 9>,
     I32EnumAttrCase<"scale", 10>,      // src * scalar
     I32EnumAttrCase<"add_scalar", 11>, // src + scalar
+    I32EnumAttrCase<"ceil", 12>,       // rounded up to an integer (block counts)
     // binary: dst = f(lhs, rhs); rhs may be broadcast (see tile.map)
     I32EnumAttrCase<"add", 20>,
     I32EnumAttrCase<"sub", 21>,
@@ -40,7 +41,8 @@ def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     I32EnumAttrCase<"sub_exp2", 26>,   // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
     I32EnumAttrCase<"safe_div", 27>,   // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
     I32EnumAttrCase<"eq", 28>,         // 1 where lhs == rhs, else 0 (argmax, one-hot masks)
-    I32EnumAttrCase<"neg_inf_where", 29>  // -inf where rhs != 0, else lhs (drop what top-k selected)
+    I32EnumAttrCase<"neg_inf_where", 29>, // -inf where rhs != 0, else lhs (drop what top-k selected)
+    I32EnumAttrCase<"le", 30>          // 1 where lhs <= rhs, else 0
   ]> {
   let cppNamespace = "::tilec::tile";
 }
@@ -121,11 +123,13 @@ def Tile_IotaOp : Tile_Op<"iota"> {
   let description = [{
     `tile.iota %t {axis = 1 : i64} : !tile.tile<64x64xf32, reg>` sets element
     `(i, j)` to `j` (axis 1) or `i` (axis 0); a rank-1 tile (one value per row)
-    gets `i` (axis 0). With a map it selects by position: the lowest column
-    holding a row's maximum (top-k), one-hot masks.
+    gets `i` (axis 0). `tile.iota %t[%o]` adds `o` (e.g. the tile's first
+    row in a tensor). With a map it selects by position: the lowest column
+    holding a row's maximum (top-k), one-hot masks, token ids.
   }];
-  let arguments = (ins Tile_RegTile:$dest, ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis);
-  let assemblyFormat = "$dest attr-dict `:` type($dest)";
+  let arguments = (ins Tile_RegTile:$dest, Optional<Index>:$offset,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$axis);
+  let assemblyFormat = "$dest (`[` $offset^ `]`)? attr-dict `:` type($dest)";
   let hasVerifier = 1;
 }
 
@@ -169,6 +173,20 @@ def Tile_GatherOp : Tile_Op<"gather"> {
   let arguments = (ins Tile_Global:$source, MemRefRankOf<[I32], [1]>:$ids, Index:$idsOffset,
                        Index:$col, Tile_AnyTile:$dest);
   let assemblyFormat = "$source `[` $ids `[` $idsOffset `]` `,` $col `]` `->` $dest attr-dict `:` type($source) `,` type($ids) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+def Tile_ScatterOp : Tile_Op<"scatter"> {
+  let summary = "store a row vector at positions held by another";
+  let description = [{
+    `tile.scatter %v -> %T[%pos] : !tile.tile<64xf32, reg>, !tile.tile<64xf32, reg>, memref<?xi32>`
+    writes `T[pos[i]] = v[i]` (converted to T's element type) for each row `i`
+    whose position lies in `[0, size of T)`; the others (e.g. -1) are skipped.
+    `v` and `pos` have the same shape (and so the same layout). Positions are
+    expected to be distinct (MoE token alignment: each pair has its slot).
+  }];
+  let arguments = (ins Tile_RegTile:$value, Tile_RegTile:$positions, Tile_Global:$dest);
+  let assemblyFormat = "$value `->` $dest `[` $positions `]` attr-dict `:` type($value) `,` type($positions) `,` type($dest)";
   let hasVerifier = 1;
 }
 

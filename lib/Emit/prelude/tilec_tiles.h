@@ -385,18 +385,18 @@ template <class A> TL_INLINE void fill(Rows<A> &t, float x) {
       t.v[i][e] = x;
 }
 
-/// Element (i, j) = j (Axis 1) or i (Axis 0), as tile.iota.
-template <int Axis, class A> TL_INLINE void iota(A &t) {
+/// Element (i, j) = offset + j (Axis 1) or offset + i (Axis 0), as tile.iota.
+template <int Axis, class A> TL_INLINE void iota(A &t, int offset) {
   for (int i = 0; i < A::TM; ++i)
     for (int j = 0; j < A::TN; ++j)
       for (int e = 0; e < A::E; ++e)
-        t.v[i][j][e] = (float)(Axis == 1 ? A::col(j, e) : A::row(i, e));
+        t.v[i][j][e] = (float)(offset + (Axis == 1 ? A::col(j, e) : A::row(i, e)));
 }
-template <int Axis, class A> TL_INLINE void iota(Rows<A> &t) {
+template <int Axis, class A> TL_INLINE void iota(Rows<A> &t, int offset) {
   static_assert(Axis == 0, "a row vector holds one value per row");
   for (int i = 0; i < A::TM; ++i)
     for (int e = 0; e < A::E; ++e)
-      t.v[i][e] = (float)A::row(i, e);
+      t.v[i][e] = (float)(offset + A::row(i, e));
 }
 
 /// dst = f(src) elementwise.
@@ -585,6 +585,19 @@ template <class A, class G> TL_INLINE void store_tile(const Rows<A> &t, const G 
     for (int i = 0; i < A::TM; ++i)
       for (int e = 0; e < A::E; ++e)
         g.store(r0 + A::row(i, e), c0, from_f32<T>(t.v[i][e]));
+}
+
+/// g[pos[r]] = v[r] for rows whose position lies in g (tile.scatter), each
+/// row written once (by the lanes that hold it in the first column group).
+template <class A, class G> TL_INLINE void scatter(const Rows<A> &v, const Rows<A> &pos, const G &g) {
+  using T = decltype(g.load(0, 0));
+  if (A::col(0, 0) % (A::cols / A::wn) == 0 && A::wave_n() == 0)
+    for (int i = 0; i < A::TM; ++i)
+      for (int e = 0; e < A::E; ++e) {
+        const int p = (int)pos.v[i][e];
+        if (p >= 0 && p < g.rows)
+          g.store(p, 0, from_f32<T>(v.v[i][e]));
+      }
 }
 
 /// Attention masking (tile.mask): element (i, j) scores query position

@@ -159,9 +159,9 @@ TEST(MoeAlignment, SegmentsPaddedPerExpert) {
   // 5 tokens, top-2 over 4 experts; expert 1 gets nothing.
   const std::vector<int64_t> ids = {0, 2, 2, 0, 3, 0, 2, 3, 0, 2};
   MoeAlignment a = alignTokens(ids, 5, 2, 4, 4);
-  // expert 0: pairs 0, 3, 5, 8 (tokens 0, 1, 2, 4); expert 2: pairs 1, 2, 6, 9
-  // (tokens 0, 1, 3, 4); expert 3: pairs 4, 7 (tokens 2, 3) + 2 sentinels.
-  const std::vector<int64_t> sorted = {0, 1, 2, 4, 0, 1, 3, 4, 2, 3, 5, 5};
+  // In (j, t) order: expert 0: (j0: t0, t4), (j1: t1, t2); expert 2:
+  // (j0: t1, t3), (j1: t0, t4); expert 3: (j0: t2), (j1: t3) + 2 sentinels.
+  const std::vector<int64_t> sorted = {0, 4, 1, 2, 1, 3, 0, 4, 2, 3, 5, 5};
   EXPECT_EQ(a.paddedTotal, 12);
   ASSERT_GE(a.sortedTokenIds.size(), sorted.size());
   EXPECT_EQ(std::vector<int64_t>(a.sortedTokenIds.begin(), a.sortedTokenIds.begin() + 12), sorted);
@@ -171,6 +171,79 @@ TEST(MoeAlignment, SegmentsPaddedPerExpert) {
   EXPECT_EQ(a.blockExperts, (std::vector<int64_t>{0, 2, 3, -1, -1, -1}));
   for (int64_t p = 0; p < 10; ++p)
     EXPECT_EQ(a.sortedTokenIds[a.positions[(p % 2) * 5 + p / 2]], p / 2) << "pair " << p;
+}
+
+// ---- Token alignment as a kernel (moe_align): exact against alignTokens -------
+
+const Case kAlignCases[] = {
+    {"Tokens1E8K2", {{"tokens", "1"}}},
+    {"Tokens7E64K8", {{"tokens", "7"}, {"experts", "64"}, {"topk", "8"}}},  // most experts empty
+    {"Tokens64E8K1", {{"tokens", "64"}, {"topk", "1"}}},
+    {"Tokens333E64K8", {{"tokens", "333"}, {"experts", "64"}, {"topk", "8"}}},
+    {"Tokens333AllToOneExpert", {{"tokens", "333"}, {"experts", "64"}, {"topk", "1"}, {"routing", "one"}}},
+    {"Tokens200E5K3Block16", {{"tokens", "200"}, {"experts", "5"}, {"topk", "3"}, {"block_m", "16"}}},
+};
+
+class MoeAlignVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(MoeAlignVerify, MatchesHostAlignment) {
+  const auto &[arch, index] = GetParam();
+  expectVerified(*findKernel("moe_align"), kAlignCases[index].params, arch);
+}
+
+INSTANTIATE_TEST_SUITE_P(Emulator, MoeAlignVerify,
+                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
+                                            ::testing::Range(0, int(std::size(kAlignCases)))),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
+                           return std::get<0>(info.param) + "_" + kAlignCases[std::get<1>(info.param)].name;
+                         });
+
+// ---- The whole layer (moe: gate, align, gate_up, down, combine) ---------------
+
+const Case kLayerCases[] = {
+    {"Tokens1E8K2", {{"tokens", "1"}}},
+    {"Tokens7E64K8F16", {{"tokens", "7"}, {"experts", "64"}, {"topk", "8"}, {"dtype", "f16"}}},
+    {"Tokens64E8K1NoRenorm", {{"tokens", "64"}, {"topk", "1"}, {"renormalize", "0"}}},
+    {"Tokens333E64K2AllToOneExpert", {{"tokens", "333"}, {"experts", "64"}, {"topk", "2"}, {"routing", "one"}}},
+};
+
+class MoeLayerVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(MoeLayerVerify, MatchesReference) {
+  const auto &[arch, index] = GetParam();
+  Result<RunResult> r = runAndVerify(*findKernel("moe"), kLayerCases[index].params, runcheck::emulatorOn(arch, 9));
+  ASSERT_TRUE(r.ok()) << r.error();
+  runcheck::expectVerifiedAndClean(*r);
+  ASSERT_EQ(r->kernels.size(), 5u);  // gate, align, gate_up, down, combine
+  for (const CompiledKernel &k : r->kernels)
+    EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emulator, MoeLayerVerify,
+                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
+                                            ::testing::Range(0, int(std::size(kLayerCases)))),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
+                           return std::get<0>(info.param) + "_" + kLayerCases[std::get<1>(info.param)].name;
+                         });
+
+// The larger case: 333 tokens, hidden 512, intermediate 1024, 8 experts, top-2.
+TEST(MoeLayerVerifyLarge, Hidden512Intermediate1024) {
+  Result<RunResult> r = runAndVerify(*findKernel("moe"), {{"tokens", "333"}, {"hidden", "512"}, {"intermediate", "1024"}},
+                                     runcheck::emulatorOn("gfx942", 9));
+  ASSERT_TRUE(r.ok()) << r.error();
+  runcheck::expectVerifiedAndClean(*r);
+}
+
+// Deterministic mode is the only mode: the combine adds each token's k rows in
+// a fixed order, no atomics anywhere; two runs give the same bits.
+TEST(MoeLayerDeterminism, TwoRunsAgreeBitwise) {
+  Result<RunResult> a = runAndVerify(*findKernel("moe"), {{"tokens", "50"}, {"topk", "4"}}, runcheck::emulatorOn("gfx942", 4));
+  Result<RunResult> b = runAndVerify(*findKernel("moe"), {{"tokens", "50"}, {"topk", "4"}}, runcheck::emulatorOn("gfx942", 4));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->passed() && b->passed());
+  ASSERT_EQ(a->outputBytes.size(), 1u);
+  EXPECT_FALSE(a->outputBytes[0].empty());
+  EXPECT_TRUE(a->outputBytes == b->outputBytes);
 }
 
 // The check can fail: a combine that adds only each token's first expert,

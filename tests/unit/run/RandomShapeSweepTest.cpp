@@ -107,6 +107,21 @@ KernelParams moeExpertsParams(Rng &rng, const std::string &) {
           {"dtype", pick(rng, {"bf16", "f16"})}};
 }
 
+KernelParams moeAlignParams(Rng &rng, const std::string &) {
+  int64_t experts = pick<int64_t>(rng, {1, 3, 8, 33, 64});
+  return {{"tokens", std::to_string(uniform(rng, 1, 300))},
+          {"experts", std::to_string(experts)},
+          {"topk", std::to_string(uniform(rng, 1, std::min<int64_t>(8, experts)))},
+          {"block_m", pick(rng, {"16", "32", "64"})},
+          {"routing", pick(rng, {"random", "random", "one"})}};
+}
+
+KernelParams moeParams(Rng &rng, const std::string &arch) {
+  KernelParams p = moeExpertsParams(rng, arch);
+  p["renormalize"] = pick(rng, {"0", "1"});
+  return p;
+}
+
 const std::map<std::string, Generator> &generators() {
   static const std::map<std::string, Generator> g = {
       {"gemm", gemmParams},
@@ -115,6 +130,8 @@ const std::map<std::string, Generator> &generators() {
       {"paged_decode", pagedDecodeParams},
       {"moe_gate", moeGateParams},
       {"moe_experts", moeExpertsParams},
+      {"moe_align", moeAlignParams},
+      {"moe", moeParams},
   };
   return g;
 }
