@@ -17,6 +17,7 @@
 //     modelled_tflops, pct_peak (of the device's dense matrix peak for the type),
 //     pct_bandwidth (of its memory bandwidth: what bounds decode)
 #include "Attention.h"
+#include "ModelCommon.h"
 #include "Registry.h"
 #include "Tune/CostModel.h"
 
@@ -49,14 +50,7 @@ const AttentionCase kCases[] = {
      {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}}, 32, 1, 4096},
 };
 
-int64_t param(const tilec::kernels::KernelInfo &k, const tilec::kernels::KernelParams &given, const std::string &name) {
-  if (auto it = given.find(name); it != given.end())
-    return std::strtoll(it->second.c_str(), nullptr, 10);
-  for (const tilec::kernels::KernelParam &p : k.params)
-    if (p.name == name)
-      return std::strtoll(p.defaultValue.c_str(), nullptr, 10);
-  return 0;
-}
+using tilec::bench::param;
 
 void BM_ModelAttention(benchmark::State &state, std::string arch, AttentionCase c) {
   const tilec::kernels::KernelInfo *info = tilec::kernels::findKernel(c.kernel);
@@ -76,11 +70,7 @@ void BM_ModelAttention(benchmark::State &state, std::string arch, AttentionCase 
     state.SkipWithError(ck.error().c_str());
     return;
   }
-  // The matrix instruction of the kernel's gemms (one row group: one instruction).
-  const std::string &ir = ck->tileIR;
-  size_t at = ir.find("instr = \"", ir.find("tile.gemm "));
-  const tilec::MatrixInstr *mi =
-      at == std::string::npos ? nullptr : target->findInstr(ir.substr(at + 9, ir.find('"', at + 9) - at - 9));
+  const tilec::MatrixInstr *mi = tilec::bench::matrixInstrOf(*ck, *target);
   if (!mi) {
     state.SkipWithError("no matrix instruction in the compiled IR");
     return;

@@ -11,6 +11,7 @@
 //                   GPU: skipped with "not run: ...", never estimated.
 //   BM_RocblasGemm / BM_HipblasltGemm  the vendor libraries on the same
 //                   problem: "not run" unless a GPU and the library are there.
+#include "ModelCommon.h"
 #include "Registry.h"
 #include "Tune/CostModel.h"
 
@@ -109,12 +110,7 @@ tilec::Result<ModelCase> makeCase(const std::string &arch, const std::array<int6
   p.in = *tilec::parseElemType(tilec::mlirTypeName(c.problem.tensors[0].dtype));
   p.out = *tilec::parseElemType(tilec::mlirTypeName(c.problem.tensors[2].dtype));
   // The tile: the kernel's default parameters, with what the compiler chose.
-  auto param = [&](const std::string &name) {
-    for (const tilec::kernels::KernelParam &kp : gemm->params)
-      if (kp.name == name)
-        return std::strtoll(kp.defaultValue.c_str(), nullptr, 10);
-    return 0LL;
-  };
+  auto param = [&](const std::string &name) { return tilec::bench::param(*gemm, {}, name); };
   tilec::tune::GemmTile &t = c.inputs.tile;
   t.blockM = param("block_m");
   t.blockN = param("block_n");
@@ -277,11 +273,13 @@ void BM_VendorGemm(benchmark::State &state, std::string arch, std::string librar
 
 namespace tilec::bench {
 void registerAttentionModels();  // AttentionModelBench.cpp
+void registerMoeModels();        // MoeModelBench.cpp
 } // namespace tilec::bench
 
 int main(int argc, char **argv) {
   tilec::bench::addMachineContext();
   tilec::bench::registerAttentionModels();
+  tilec::bench::registerMoeModels();
   for (const char *arch : kTargets)
     for (const auto &size : kSizes) {
       std::string suffix = std::string("/gemm/") + arch + "/" + sizeName(size);

@@ -555,6 +555,29 @@ void writeReport(const Data &d, const std::string &notes, raw_ostream &md,
     md << "\n";
   }
 
+  // ---- MoE model
+  if (std::vector<const Bench *> moe = d.family("BM_ModelMoe"); !moe.empty()) {
+    md << "## MoE layer: roofline model (modelled, not measured)\n\n"
+       << "`bench/model/MoeModelBench.cpp` for the shipped `moe` layer's expert GEMMs as compiled for each "
+          "target: the pairs spread evenly over the experts, each expert's rows padded to block_m; the "
+          "matrix instructions of gate_up (two gemms) and down over the padded rows, their cycles spread "
+          "over every SIMD, against X, the weights of the experts that receive tokens, the intermediate "
+          "H and Y (written and read back) and the output at the device's memory bandwidth. *modelled* "
+          "is the larger: a lower bound that leaves out the gate and the one-workgroup alignment. FLOPs "
+          "count 6 * hidden * intermediate per (token, expert) pair.\n\n"
+       << "| case | target | device / kernels | GFLOP | padded rows | matrix us | memory MB | memory us | "
+          "modelled us | TFLOP/s | % of matrix peak | % of bandwidth |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const Bench *b : moe)
+      md << "| " << b->part(1) << " | " << b->part(2) << " | " << (b->skipped ? b->message : b->label) << " | "
+         << num(b->counter("flop") / 1e9, 1) << " | " << num(b->counter("padded_rows"), 0) << " | "
+         << num(b->counter("matrix_us"), 1) << " | " << num(b->counter("memory_bytes") / 1e6, 1) << " | "
+         << num(b->counter("memory_us"), 1) << " | " << num(b->counter("modelled_us"), 1) << " | "
+         << num(b->counter("modelled_tflops"), 1) << " | " << num(b->counter("pct_peak"), 1) << "% | "
+         << num(b->counter("pct_bandwidth"), 1) << "% |\n";
+    md << "\n";
+  }
+
   // ---- roofline model
   if (std::vector<const Bench *> model = d.family("BM_ModelGemm"); !model.empty()) {
     md << "## Roofline model (modelled, not measured)\n\n"

@@ -1,0 +1,37 @@
+// Shared by the roofline-model benchmarks of the shipped kernels (modelled,
+// never measured): reading a kernel's parameters and the matrix instruction
+// its compiled tile IR chose.
+#pragma once
+
+#include "Registry.h"
+#include "Target/Target.h"
+
+#include "tilec/tilec.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace tilec::bench {
+
+/// Parameter `name` of kernel `k`: as given, else its default (integers only).
+inline int64_t param(const kernels::KernelInfo &k, const kernels::KernelParams &given, const std::string &name) {
+  if (auto it = given.find(name); it != given.end())
+    return std::strtoll(it->second.c_str(), nullptr, 10);
+  for (const kernels::KernelParam &p : k.params)
+    if (p.name == name)
+      return std::strtoll(p.defaultValue.c_str(), nullptr, 10);
+  return 0;
+}
+
+/// The matrix instruction of the first tile.gemm in a compiled kernel's IR
+/// (one row group: one instruction), or null.
+inline const MatrixInstr *matrixInstrOf(const CompiledKernel &ck, const TargetInfo &target) {
+  const std::string &ir = ck.tileIR;
+  size_t gemm = ir.find("tile.gemm ");
+  size_t at = gemm == std::string::npos ? std::string::npos : ir.find("instr = \"", gemm);
+  if (at == std::string::npos)
+    return nullptr;
+  return target.findInstr(ir.substr(at + 9, ir.find('"', at + 9) - at - 9));
+}
+
+} // namespace tilec::bench
