@@ -274,6 +274,29 @@ TEST(Misuse, MaskNeedsF32Scores) {
   EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.mask", {"rank-2 f32 register tile", "64x64xbf16 (reg)"}));
 }
 
+TEST(Misuse, ScatterNeedsRowVectorsOfOneShape) {
+  Fixture f;
+  Tile pos = f.kb.regTile("pos", {64}, DType::f32);
+  int line = __LINE__ + 1;
+  f.kb.scatter(f.row, pos, f.ids);
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.scatter",
+                      {"scatters a rank-1 tile through positions of the same shape, got 128xf32 (reg) and 64xf32 (reg)"}));
+}
+
+TEST(Misuse, ScatterIntoARank2Tensor) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  f.kb.scatter(f.row, f.row, f.C);
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.scatter", {"scatters into a rank-1 tensor"}));
+}
+
+TEST(Misuse, IotaAxisOfARowVector) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  f.kb.iota(f.row, 1);
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.iota", {"axis 1 of a rank-1 tile 128xf32 (reg)"}));
+}
+
 TEST(Misuse, MaskWindowMustNotBeNegative) {
   Fixture f;
   int line = __LINE__ + 1;

@@ -31,6 +31,26 @@ const Case kGateCases[] = {
     {"Tokens100E128K8", {{"tokens", "100"}, {"experts", "128"}, {"topk", "8"}}},
 };
 
+/// The three targets times a case table, named "<arch>_<case>".
+template <size_t N> auto overTargets(const Case (&cases)[N]) {
+  return ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"), ::testing::Range(0, int(N)));
+}
+template <size_t N> auto caseNames(const Case (&cases)[N]) {
+  return [&cases](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
+    return std::get<0>(info.param) + "_" + cases[std::get<1>(info.param)].name;
+  };
+}
+
+/// A multi-kernel problem verified, every kernel launched without scratch.
+void expectChainVerified(const char *kernel, const KernelParams &p, const std::string &arch, size_t kernels) {
+  Result<RunResult> r = runAndVerify(*findKernel(kernel), p, runcheck::emulatorOn(arch, 5));
+  ASSERT_TRUE(r.ok()) << r.error();
+  runcheck::expectVerifiedAndClean(*r);
+  ASSERT_EQ(r->kernels.size(), kernels);
+  for (const CompiledKernel &k : r->kernels)
+    EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
+}
+
 void expectVerified(const KernelInfo &info, const KernelParams &p, const std::string &arch) {
   Result<RunResult> r = runAndVerify(info, p, runcheck::emulatorOn(arch, 11));
   ASSERT_TRUE(r.ok()) << r.error();
@@ -49,12 +69,7 @@ TEST_P(MoeGateVerify, MatchesReference) {
   expectVerified(*findKernel("moe_gate"), kGateCases[index].params, arch);
 }
 
-INSTANTIATE_TEST_SUITE_P(Emulator, MoeGateVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
-                                            ::testing::Range(0, int(std::size(kGateCases)))),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-                           return std::get<0>(info.param) + "_" + kGateCases[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Emulator, MoeGateVerify, overTargets(kGateCases), caseNames(kGateCases));
 
 /// moe_gate's registry entry with fixed logits instead of random ones.
 KernelInfo gateWithLogits(const MoeGateConfig &c, int64_t tokens, std::vector<double> logits) {
@@ -128,28 +143,14 @@ class MoeExpertsVerify : public ::testing::TestWithParam<std::tuple<std::string,
 
 TEST_P(MoeExpertsVerify, MatchesReference) {
   const auto &[arch, index] = GetParam();
-  Result<RunResult> r = runAndVerify(*findKernel("moe_experts"), kExpertCases[index].params, runcheck::emulatorOn(arch, 5));
-  ASSERT_TRUE(r.ok()) << r.error();
-  runcheck::expectVerifiedAndClean(*r);
-  ASSERT_EQ(r->kernels.size(), 3u);  // gate_up, down, combine
-  for (const CompiledKernel &k : r->kernels)
-    EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
+  expectChainVerified("moe_experts", kExpertCases[index].params, arch, 3);  // gate_up, down, combine
 }
 
-INSTANTIATE_TEST_SUITE_P(Emulator, MoeExpertsVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
-                                            ::testing::Range(0, int(std::size(kExpertCases)))),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-                           return std::get<0>(info.param) + "_" + kExpertCases[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Emulator, MoeExpertsVerify, overTargets(kExpertCases), caseNames(kExpertCases));
 
 // The larger case: hidden 512, intermediate 1024, 333 tokens over 8 experts, top-2.
 TEST(MoeExpertsVerifyLarge, Hidden512Intermediate1024) {
-  Result<RunResult> r = runAndVerify(*findKernel("moe_experts"),
-                                     {{"tokens", "333"}, {"hidden", "512"}, {"intermediate", "1024"}},
-                                     runcheck::emulatorOn("gfx942", 5));
-  ASSERT_TRUE(r.ok()) << r.error();
-  runcheck::expectVerifiedAndClean(*r);
+  expectChainVerified("moe_experts", {{"tokens", "333"}, {"hidden", "512"}, {"intermediate", "1024"}}, "gfx942", 3);
 }
 
 // The alignment the kernels consume: segments in expert order, pairs in pair
@@ -191,12 +192,7 @@ TEST_P(MoeAlignVerify, MatchesHostAlignment) {
   expectVerified(*findKernel("moe_align"), kAlignCases[index].params, arch);
 }
 
-INSTANTIATE_TEST_SUITE_P(Emulator, MoeAlignVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
-                                            ::testing::Range(0, int(std::size(kAlignCases)))),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-                           return std::get<0>(info.param) + "_" + kAlignCases[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Emulator, MoeAlignVerify, overTargets(kAlignCases), caseNames(kAlignCases));
 
 // ---- The whole layer (moe: gate, align, gate_up, down, combine) ---------------
 
@@ -211,27 +207,14 @@ class MoeLayerVerify : public ::testing::TestWithParam<std::tuple<std::string, i
 
 TEST_P(MoeLayerVerify, MatchesReference) {
   const auto &[arch, index] = GetParam();
-  Result<RunResult> r = runAndVerify(*findKernel("moe"), kLayerCases[index].params, runcheck::emulatorOn(arch, 9));
-  ASSERT_TRUE(r.ok()) << r.error();
-  runcheck::expectVerifiedAndClean(*r);
-  ASSERT_EQ(r->kernels.size(), 5u);  // gate, align, gate_up, down, combine
-  for (const CompiledKernel &k : r->kernels)
-    EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
+  expectChainVerified("moe", kLayerCases[index].params, arch, 5);  // gate, align, gate_up, down, combine
 }
 
-INSTANTIATE_TEST_SUITE_P(Emulator, MoeLayerVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
-                                            ::testing::Range(0, int(std::size(kLayerCases)))),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-                           return std::get<0>(info.param) + "_" + kLayerCases[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Emulator, MoeLayerVerify, overTargets(kLayerCases), caseNames(kLayerCases));
 
 // The larger case: 333 tokens, hidden 512, intermediate 1024, 8 experts, top-2.
 TEST(MoeLayerVerifyLarge, Hidden512Intermediate1024) {
-  Result<RunResult> r = runAndVerify(*findKernel("moe"), {{"tokens", "333"}, {"hidden", "512"}, {"intermediate", "1024"}},
-                                     runcheck::emulatorOn("gfx942", 9));
-  ASSERT_TRUE(r.ok()) << r.error();
-  runcheck::expectVerifiedAndClean(*r);
+  expectChainVerified("moe", {{"tokens", "333"}, {"hidden", "512"}, {"intermediate", "1024"}}, "gfx942", 5);
 }
 
 // Deterministic mode is the only mode: the combine adds each token's k rows in
