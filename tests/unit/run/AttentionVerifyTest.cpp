@@ -20,10 +20,9 @@ using namespace tilec::kernels;
 
 namespace {
 
-struct Case {
-  const char *name;
-  KernelParams params;
-};
+using runcheck::Case;
+using runcheck::caseNames;
+using runcheck::overTargets;
 
 const Case kCases[] = {
     {"Seq1", {{"seq_q", "1"}, {"head_dim", "128"}}},
@@ -57,12 +56,7 @@ TEST_P(AttentionVerify, MatchesReference) {
   expectVerified(kCases[index].params, arch);
 }
 
-INSTANTIATE_TEST_SUITE_P(Emulator, AttentionVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
-                                            ::testing::Range(0, int(std::size(kCases)))),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-                           return std::get<0>(info.param) + "_" + kCases[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Emulator, AttentionVerify, overTargets(kCases), caseNames(kCases));
 
 // The one long case: 1024 tokens, causal, GQA (16 query blocks, most of the
 // causal key blocks skipped by the loop bounds).
@@ -115,12 +109,7 @@ TEST_P(PagedDecodeVerify, MatchesReference) {
     EXPECT_EQ(k.report.scratchBytes, 0) << k.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Emulator, PagedDecodeVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
-                                            ::testing::Range(0, int(std::size(kDecodeCases)))),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-                           return std::get<0>(info.param) + "_" + kDecodeCases[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Emulator, PagedDecodeVerify, overTargets(kDecodeCases), caseNames(kDecodeCases));
 
 // The kernel follows the block table: pointing a sequence's first block at a
 // spare block of the cache in the table the kernel reads (the reference keeps
@@ -173,12 +162,7 @@ TEST_P(AttentionBwdVerify, MatchesReference) {
   ASSERT_EQ(r->kernels.size(), 3u);  // forward, dq, dkdv (zero scratch: tests/lit/tilec/cli-attention.test)
 }
 
-INSTANTIATE_TEST_SUITE_P(Emulator, AttentionBwdVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"),
-                                            ::testing::Range(0, int(std::size(kBwdCases)))),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-                           return std::get<0>(info.param) + "_" + kBwdCases[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Emulator, AttentionBwdVerify, overTargets(kBwdCases), caseNames(kBwdCases));
 
 // The gradient checks can fail: a dkdv kernel built without the causal mask
 // against the causal reference must mismatch.

@@ -17,10 +17,9 @@ using namespace tilec::kernels;
 
 namespace {
 
-struct Case {
-  const char *name;
-  KernelParams params;
-};
+using runcheck::Case;
+using runcheck::caseNames;
+using runcheck::overTargets;
 
 const Case kGateCases[] = {
     {"Tokens1E8K2", {{"tokens", "1"}}},
@@ -30,16 +29,6 @@ const Case kGateCases[] = {
     {"Tokens333E8K8F32", {{"tokens", "333"}, {"topk", "8"}, {"dtype", "f32"}, {"renormalize", "0"}}},
     {"Tokens100E128K8", {{"tokens", "100"}, {"experts", "128"}, {"topk", "8"}}},
 };
-
-/// The three targets times a case table, named "<arch>_<case>".
-template <size_t N> auto overTargets(const Case (&cases)[N]) {
-  return ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"), ::testing::Range(0, int(N)));
-}
-template <size_t N> auto caseNames(const Case (&cases)[N]) {
-  return [&cases](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
-    return std::get<0>(info.param) + "_" + cases[std::get<1>(info.param)].name;
-  };
-}
 
 /// A multi-kernel problem verified, every kernel launched without scratch.
 void expectChainVerified(const char *kernel, const KernelParams &p, const std::string &arch, size_t kernels) {

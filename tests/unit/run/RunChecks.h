@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 namespace tilec::kernels::runcheck {
 
@@ -29,6 +30,23 @@ inline void expectVerifiedAndClean(const RunResult &r) {
   EXPECT_EQ(r.stats.outOfBounds, 0) << r.stats.checksLine();
   EXPECT_EQ(r.stats.races, 0) << r.stats.checksLine();
   EXPECT_FALSE(r.stats.deadlock);
+}
+
+/// One named set of -p values of a verification table.
+struct Case {
+  const char *name;
+  KernelParams params;
+};
+
+/// The three targets times a case table (TEST_P parameters (arch, index)),
+/// and the test names "<arch>_<case>".
+template <size_t N> auto overTargets(const Case (&)[N]) {
+  return ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"), ::testing::Range(0, int(N)));
+}
+template <size_t N> auto caseNames(const Case (&cases)[N]) {
+  return [&cases](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
+    return std::get<0>(info.param) + "_" + cases[std::get<1>(info.param)].name;
+  };
 }
 
 } // namespace tilec::kernels::runcheck
