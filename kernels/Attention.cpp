@@ -50,7 +50,7 @@ struct HeadParams {
 };
 
 /// Reads heads, kv_heads, head_dim, dtype and scale; once `p` is ok(),
-/// checkHeads() validates them together.
+/// applyHeads() validates them together.
 static HeadParams readHeads(ParamReader &p) {
   HeadParams h;
   h.heads = p.integer("heads", 1, 256);
@@ -61,11 +61,18 @@ static HeadParams readHeads(ParamReader &p) {
   return h;
 }
 
-static std::optional<Error> checkHeads(const std::string &kernel, HeadParams &h) {
+/// Validates `h` (kv_heads divides heads), resolves scale=auto and copies the
+/// heads, kv heads, head dimension and dtype into the entry's configuration.
+template <class Config>
+static std::optional<Error> applyHeads(const std::string &kernel, HeadParams &h, Config &c) {
   if (auto e = kvHeadsError("kernel '" + kernel + "'", h.heads, h.kvHeads))
     return e;
   if (h.scale == 0)
     h.scale = 1.0 / std::sqrt(double(h.headDim));
+  c.heads = h.heads;
+  c.kvHeads = h.kvHeads;
+  c.headDim = h.headDim;
+  c.dtype = h.dtype;
   return std::nullopt;
 }
 
@@ -436,12 +443,8 @@ Result<AttentionParams> readParams(const std::string &name, const std::vector<Ke
   c.waves = static_cast<int>(p.integer("waves", 1, 16));
   if (!p.ok())
     return p.error();
-  if (auto e = checkHeads(name, h))
+  if (auto e = applyHeads(name, h, c))
     return *e;
-  c.heads = h.heads;
-  c.kvHeads = h.kvHeads;
-  c.headDim = h.headDim;
-  c.dtype = h.dtype;
   a.scale = h.scale;
   return a;
 }
@@ -1089,12 +1092,8 @@ KernelInfo pagedDecodeKernelInfo() {
       return Error{p.error()};
     if (c.part == PagedDecodeConfig::Part::Combine && c.splits == 1)
       return Error{"kernel '" + name + "': part=combine needs splits > 1"};
-    if (auto e = checkHeads(name, h))
+    if (auto e = applyHeads(name, h, c))
       return *e;
-    c.heads = h.heads;
-    c.kvHeads = h.kvHeads;
-    c.headDim = h.headDim;
-    c.dtype = h.dtype;
     r.scale = h.scale;
     if (r.seqK < c.qPerSeq)
       return Error{"kernel '" + name + "': seq_k (" + std::to_string(r.seqK) + ") must be at least q_per_seq (" +

@@ -734,11 +734,12 @@ Result<Kernel> buildMoeAlign(const MoeAlignConfig &c) {
   Tile ends = kb.regTile("ends", {R, EC}, DType::f32);  // ends[b][e] = segment end of expert e
   Tile start = kb.regTile("block_start", {R}, DType::f32), count = kb.regTile("count", {R}, DType::f32);
   Tile flag = kb.regTile("past_total", {R}, DType::f32);
+  kb.copy(seT, ends);
+  kb.mask(ends, 0, 0, E);  // padding experts: -inf
+  kb.reduce(ReduceKind::max, ends, count);
+  kb.store(count, total, {0});  // the padded total (one element lands)
   kb.forLoop(0, cdiv(blockExperts.dim(0), R), 1, {.name = "b"}, [&](Index b) {
     kb.copy(seT, ends);
-    kb.mask(ends, 0, 0, E);  // padding experts: -inf
-    kb.reduce(ReduceKind::max, ends, count);
-    kb.store(count, total, {0});  // the padded total (one element lands)
     kb.iota(start, 0, b * R);
     kb.scale(start, start, double(BM));
     kb.le(ends, ends, start);

@@ -53,13 +53,18 @@ void attentionShape(Rng &rng, KernelParams &p) {
   p["causal"] = pick(rng, {"0", "1"});
 }
 
+/// A batch of up to maxBatch sequences (ragged or not) of 1..maxSeq queries and keys.
+void sequences(Rng &rng, KernelParams &p, int64_t maxBatch, int64_t maxSeq) {
+  p["batch"] = std::to_string(uniform(rng, 1, maxBatch));
+  p["varlen"] = pick(rng, {"0", "1"});
+  p["seq_q"] = std::to_string(uniform(rng, 1, maxSeq));
+  p["seq_k"] = std::to_string(uniform(rng, 1, maxSeq));
+}
+
 KernelParams attentionParams(Rng &rng, const std::string &) {
   KernelParams p;
   attentionShape(rng, p);
-  p["batch"] = std::to_string(uniform(rng, 1, 3));
-  p["varlen"] = pick(rng, {"0", "1"});
-  p["seq_q"] = std::to_string(uniform(rng, 1, 150));
-  p["seq_k"] = std::to_string(uniform(rng, 1, 150));
+  sequences(rng, p, 3, 150);
   if (uniform(rng, 0, 3) == 0)
     p["window"] = std::to_string(uniform(rng, 1, 64));
   return p;
@@ -68,10 +73,7 @@ KernelParams attentionParams(Rng &rng, const std::string &) {
 KernelParams attentionBwdParams(Rng &rng, const std::string &) {
   KernelParams p;
   attentionShape(rng, p);
-  p["batch"] = std::to_string(uniform(rng, 1, 2));
-  p["varlen"] = pick(rng, {"0", "1"});
-  p["seq_q"] = std::to_string(uniform(rng, 1, 90));
-  p["seq_k"] = std::to_string(uniform(rng, 1, 90));
+  sequences(rng, p, 2, 90);
   return p;
 }
 
