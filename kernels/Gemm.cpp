@@ -27,14 +27,31 @@
 
 namespace tilec::kernels {
 
+namespace {
+/// GemmConfig's divisibility with 0 resolved: 16 bytes of elements.
+int64_t resolvedDivisibility(int64_t d, DType dtype) { return d > 0 ? d : 16 / dtypeBytes(dtype); }
+} // namespace
+
+int64_t gemmDivisibility(int64_t extent, DType dtype) {
+  int64_t d = 1;
+  while (d < 16 / dtypeBytes(dtype) && extent % (2 * d) == 0)
+    d *= 2;
+  return d;
+}
+
 std::string gemmKernelName(const GemmConfig &c) {
+  // Kernels for K and N of 16 bytes' multiples keep the plain name; others
+  // say what they assume ("_div4x1": K a multiple of 4, N of 1).
+  const int64_t full = 16 / dtypeBytes(c.dtype), dk = resolvedDivisibility(c.divisibilityK, c.dtype),
+                dn = resolvedDivisibility(c.divisibilityN, c.dtype);
   return "gemm_" + std::string(dtypeName(c.dtype)) + "_" + dtypeName(c.out) + "_" +
          std::to_string(c.blockM) + "x" + std::to_string(c.blockN) + "x" + std::to_string(c.blockK) +
          "_w" + std::to_string(c.waves) + "_s" + std::to_string(c.stages) +
          (c.ldsLayout == GemmConfig::LdsLayoutChoice::Naive ? "_naivelds" : "") +
          (c.groupM > 1 ? "_g" + std::to_string(c.groupM) : "") + (c.xcds > 1 ? "_x" + std::to_string(c.xcds) : "") +
          (c.schedule.pingPong ? "_pingpong" : "") + (c.schedule.interleave ? "_interleave" : "") +
-         (c.schedule.setprio ? "_setprio" : "");
+         (c.schedule.setprio ? "_setprio" : "") +
+         (dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn) : "");
 }
 
 int64_t gemmLdsBytes(const GemmConfig &c) {
@@ -46,8 +63,10 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   const int64_t BM = config.blockM, BN = config.blockN, BK = config.blockK;
 
   KernelBuilder kb(gemmKernelName(config), {.numWaves = config.waves});
-  Tensor A = kb.tensor("A", config.dtype, 2); // [M, K]
-  Tensor B = kb.tensor("B", config.dtype, 2); // [K, N]
+  // [M, K] and [K, N]; what K and N are multiples of lets the tiles' loads move
+  // up to 16 bytes each (the launch checks it).
+  Tensor A = kb.tensor("A", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityK, config.dtype)});
+  Tensor B = kb.tensor("B", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityN, config.dtype)});
   Tensor C = kb.tensor("C", config.out, 2);   // [M, N]
   const bool fp8 = config.dtype == DType::fp8e4m3fnuz || config.dtype == DType::fp8e5m2fnuz;
   std::optional<Scalar> scaleA, scaleB;        // fp8/bf8: per-tensor scales of A and B
@@ -105,8 +124,8 @@ KernelInfo gemmKernelInfo() {
   info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B row-major bf16/f16/fp8/bf8, f32 accumulation, C f32/bf16";
   info.params = {
       {"M", "4096", "rows of A and C (run-time size; used by --run)"},
-      {"N", "4096", "columns of B and C (run-time size; used by --run)"},
-      {"K", "4096", "columns of A, rows of B (run-time size; used by --run)"},
+      {"N", "4096", "columns of B and C (run-time size; the kernel assumes the powers of two dividing it, up to 16 bytes)"},
+      {"K", "4096", "columns of A, rows of B (run-time size; the kernel assumes the powers of two dividing it, up to 16 bytes)"},
       {"dtype", "bf16",
        "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) (fp8/bf8: gfx942; "
        "C = scale_a*scale_b*(A@B))"},
@@ -129,10 +148,13 @@ KernelInfo gemmKernelInfo() {
     ParamReader p(name, params, given);
     constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1, kMaxBlock = 512;  // sizes are int32 kernel arguments
     p.integer("M", 1, kMaxSize);
-    p.integer("N", 1, kMaxSize);
-    p.integer("K", 1, kMaxSize);
+    const int64_t N = p.integer("N", 1, kMaxSize), K = p.integer("K", 1, kMaxSize);
     GemmConfig c;
     c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz});
+    // The kernel is specialised on what K and N are multiples of (not on
+    // their values): 4096 and 2048 share one kernel, 4095 gets another.
+    c.divisibilityK = gemmDivisibility(K, c.dtype);
+    c.divisibilityN = gemmDivisibility(N, c.dtype);
     c.out = p.dtype("out", {DType::f32, DType::bf16});
     c.blockM = p.integer("block_m", 1, kMaxBlock);
     c.blockN = p.integer("block_n", 1, kMaxBlock);

@@ -31,7 +31,17 @@ struct GemmConfig {
   /// reuse; XCD remap for gfx942's chiplets).
   int64_t groupM = 1;
   int64_t xcds = 1;
+  /// What the kernel may assume of K and N (dsl::TensorOptions::divisibility
+  /// of A and of B): a power of two; 0 = 16 bytes' worth of elements (8 for
+  /// bf16/f16, 16 for fp8), which lets the A and B tiles move 16 bytes per
+  /// global load. Launches refuse tensors that break it.
+  int64_t divisibilityK = 0;
+  int64_t divisibilityN = 0;
 };
+
+/// The divisibility a GEMM kernel for K (or N) = `extent` may assume: the
+/// largest power of two dividing it, up to 16 bytes of `dtype`.
+int64_t gemmDivisibility(int64_t extent, DType dtype);
 
 /// "gemm_bf16_f32_128x128x32_w4_s2": the kernel symbol encodes the configuration.
 std::string gemmKernelName(const GemmConfig &config);

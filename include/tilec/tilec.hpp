@@ -42,6 +42,11 @@ struct KernelParamInfo {
   enum Kind { Tensor, F32, I32 } kind = Tensor;
   std::string elemType;  ///< tensors: bf16, f16, f32, i32, ...
   int rank = 0;          ///< tensors: 1 or 2
+  std::string name;      ///< the DSL's argument name (may be empty)
+  /// tensors: the innermost extent must be a multiple of this many elements
+  /// and the data aligned to as many elements' bytes (up to 16); see
+  /// dsl::TensorOptions. Launches check it.
+  int64_t divisibility = 1;
 };
 
 /// Wall-clock time of each stage of one compileTileIR call, in milliseconds.

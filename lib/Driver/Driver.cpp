@@ -199,6 +199,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   req.headers = {{"tilec_prelude.h", devicePreludeText()}};
   req.kernelName = hip->name;
   req.target = target;
+  req.options = hip->jitOptions;
   req.preference = opts.jit == JitChoice::HipRTC ? jit::JitPreference::HipRTC
                    : opts.jit == JitChoice::Clang ? jit::JitPreference::Clang
                                                   : jit::JitPreference::Auto;
@@ -232,9 +233,13 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   out.remarks = diags.remarks;
   for (BlockArgument arg : kernel.getArguments()) {
     KernelParamInfo p;
+    if (auto nm = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name"))
+      p.name = nm.str();
     if (auto mt = dyn_cast<MemRefType>(arg.getType())) {
       p.kind = KernelParamInfo::Tensor;
       p.rank = static_cast<int>(mt.getRank());
+      if (auto d = kernel.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility))
+        p.divisibility = d.getInt();
       llvm::raw_string_ostream os(p.elemType);
       os << mt.getElementType();
     } else {

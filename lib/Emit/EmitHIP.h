@@ -23,6 +23,14 @@ struct EmittedKernel {
   /// C types of the kernel's parameters in order (e.g. "const tl::bf16 *",
   /// "int", "float"): a tensor is a pointer followed by one int per dimension.
   std::vector<std::string> paramTypes;
+  /// Compiler options for this kernel, after the JIT's defaults (-O3).
+  /// Kernels without elementwise register arithmetic (no tile.map, reduce,
+  /// mask, iota or scatter: the GEMMs) get -O2 -fno-slp-vectorize: for them
+  /// the code objects came out identical on gfx942 and gfx90a (gfx1151: block
+  /// order only) and the JIT does a fifth less work; the SLP vectorizer is
+  /// what packs elementwise f32 math into v_pk_* instructions, so the others
+  /// keep -O3.
+  std::vector<std::string> jitOptions;
 };
 
 /// Emits `kernel` as HIP C++ for `target`. Unsupported constructs are reported

@@ -408,6 +408,25 @@ unsigned abiBufferLoad(const tl_emu_rsrc *r, int off, int bytes) {
   return v;
 }
 
+/// A b64 or b128 buffer load. The hardware needs the address aligned to the
+/// access (the kernels' vector loads rely on the tensors' declared
+/// divisibility, which the launch checks); an access that is not is reported
+/// as an invalid instruction and reads zeros.
+void abiBufferLoadVec(const tl_emu_rsrc *r, int off, int bytes, void *out) {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  memset(out, 0, (size_t)bytes);
+  if (((uintptr_t)r->base + (uint32_t)off) % (uintptr_t)bytes != 0 && (uint32_t)off < r->numRecords) {
+    w->invalid += 1;
+    w->shared->message(Invalid, [&] { return std::string("invalid instruction: " + w->where(*w->cur) + ": buffer load of " +
+                                    std::to_string(bytes) + " bytes at " + hex((uintptr_t)r->base + (uint32_t)off) +
+                                    " is not aligned to its size"); });
+    return;
+  }
+  if (uintptr_t addr = bufferAddress(*w, r, off, bytes, "load"))
+    memcpy(out, (const void *)addr, (size_t)bytes);
+}
+
 void abiBufferStore(const tl_emu_rsrc *r, int off, int bytes, unsigned value) {
   Worker *w = tWorker;
   ++w->laneInstr;
@@ -512,7 +531,8 @@ void abiMatrix(int op, const void *a, const void *b, const void *c, void *d) {
 }
 
 const tl_emu_abi kAbi = {TL_EMU_ABI_VERSION, abiThreadId, abiBlockId, abiLaneId,   abiBarrier,
-                         abiBufferLoad,      abiBufferStore, abiLdsAccess, abiBpermute, abiMatrix};
+                         abiBufferLoad,      abiBufferStore, abiBufferLoadVec, abiLdsAccess, abiBpermute,
+                         abiMatrix};
 
 // --- workgroups ------------------------------------------------------------------------
 

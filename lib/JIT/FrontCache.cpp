@@ -198,6 +198,8 @@ std::string encodeCompiledKernel(const CompiledKernel &k) {
     w.i64(p.kind);
     w.str(p.elemType);
     w.i64(p.rank);
+    w.str(p.name);
+    w.i64(p.divisibility);
   }
   w.i64(static_cast<int64_t>(k.paramTypes.size()));
   for (const std::string &t : k.paramTypes)
@@ -232,7 +234,8 @@ std::optional<CompiledKernel> decodeCompiledKernel(std::string_view payload) {
   for (KernelParamInfo &p : k.params) {
     int64_t kind;
     if (!in.i64(kind) || kind < KernelParamInfo::Tensor || kind > KernelParamInfo::I32 ||
-        !in.str(p.elemType) || !in.integer(p.rank))
+        !in.str(p.elemType) || !in.integer(p.rank) || !in.str(p.name) || !in.i64(p.divisibility) ||
+        p.divisibility < 1)
       return std::nullopt;
     p.kind = static_cast<KernelParamInfo::Kind>(kind);
   }

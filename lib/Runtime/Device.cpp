@@ -8,6 +8,8 @@
 #include "llvm/Support/Error.h"
 
 #include <chrono>
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
@@ -41,6 +43,32 @@ struct RawParam {
   float f = 0;
 };
 
+/// Bytes of an element type as MLIR prints it (bf16, f32, i32, f8E4M3FNUZ, ...):
+/// the first number in the name is its bit width.
+int64_t elementBytes(const std::string &type) {
+  size_t i = type.find_first_of("0123456789");
+  int64_t bits = i == std::string::npos ? 8 : std::atoll(type.c_str() + i);
+  return std::max<int64_t>(1, bits / 8);
+}
+
+/// What a kernel compiled for tensors of divisibility d (dsl::TensorOptions)
+/// assumes of tensor argument `a`: its innermost extent is a multiple of d and
+/// its data is aligned to min(16, d * element bytes). Empty when it holds.
+Error checkDivisibility(const KernelParamInfo &p, const LaunchArg &a, const std::string &where) {
+  if (p.divisibility <= 1 || a.shape.empty())
+    return Error{};
+  const int64_t inner = a.shape.back();
+  if (inner % p.divisibility != 0)
+    return Error{where + ": innermost extent " + std::to_string(inner) + " is not a multiple of " +
+                 std::to_string(p.divisibility) + " (the kernel was compiled for tensors of divisibility " +
+                 std::to_string(p.divisibility) + "; compile it for these sizes)"};
+  const int64_t align = std::min<int64_t>(16, p.divisibility * elementBytes(p.elemType));
+  if (reinterpret_cast<uintptr_t>(a.data) % static_cast<uintptr_t>(align) != 0)
+    return Error{where + ": data is not aligned to " + std::to_string(align) +
+                 " bytes (the kernel was compiled for tensors of divisibility " + std::to_string(p.divisibility) + ")"};
+  return Error{};
+}
+
 /// Checks `args` against the kernel's parameters, computes the grid and
 /// expands the arguments into the HIP parameter list.
 Error prepare(const CompiledKernel &k, const std::vector<LaunchArg> &args, std::array<int64_t, 3> &grid,
@@ -51,13 +79,16 @@ Error prepare(const CompiledKernel &k, const std::vector<LaunchArg> &args, std::
   for (size_t i = 0; i < args.size(); ++i) {
     const KernelParamInfo &p = k.params[i];
     const LaunchArg &a = args[i];
-    std::string where = "launch of " + k.name + ": argument " + std::to_string(i);
+    std::string where = "launch of " + k.name + ": argument " + std::to_string(i) +
+                        (p.name.empty() ? std::string() : " ('" + p.name + "')");
     if (p.kind == KernelParamInfo::Tensor) {
       if (a.kind != LaunchArg::Tensor)
         return Error{where + " must be a tensor of rank " + std::to_string(p.rank)};
       if (static_cast<int>(a.shape.size()) != p.rank)
         return Error{where + ": tensor of rank " + std::to_string(a.shape.size()) + " given, rank " +
                      std::to_string(p.rank) + " expected"};
+      if (Error e = checkDivisibility(p, a, where); !e.message.empty())
+        return e;
       raw.push_back({RawParam::Pointer, a.data});
       for (int64_t d : a.shape) {
         if (d < 0 || d > INT32_MAX)

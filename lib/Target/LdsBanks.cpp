@@ -26,25 +26,38 @@ int64_t ldsConflictCycles(const LdsLaneAccess *acc, size_t n, int waveSize, int 
   int width = 0;
   for (size_t i = 0; i < n; ++i)
     width = std::max(width, acc[i].bytes);
-  // dwords touched per phase (at most 8 phases)
-  std::vector<uint32_t> dwords[8];
+  // The dwords each phase touches (at most 8 phases). One access per lane of
+  // at most 16 bytes fits the fixed arrays; anything else takes the heap.
+  constexpr size_t kPhases = 8, kFixed = 64 * 4;
+  uint32_t fixed[kPhases][kFixed];
+  size_t count[kPhases] = {};
+  std::vector<uint32_t> spill[kPhases];
+  const bool useFixed = n <= 64 && width <= 16;
   for (size_t i = 0; i < n; ++i) {
     int p = ldsPhaseOf(acc[i].lane, width, waveSize);
     uint32_t first = acc[i].offset / 4, last = (acc[i].offset + static_cast<uint32_t>(acc[i].bytes) - 1) / 4;
-    for (uint32_t d = first; d <= last; ++d)
-      dwords[p].push_back(d);
+    for (uint32_t d = first; d <= last; ++d) {
+      if (useFixed)
+        fixed[p][count[p]++] = d;
+      else
+        spill[p].push_back(d);
+    }
   }
   int64_t extra = 0;
-  std::vector<int> perBank(banks);
-  for (auto &ds : dwords) {
-    if (ds.empty())
+  int perBankFixed[64];
+  std::vector<int> perBankHeap(banks > 64 ? banks : 0);
+  int *perBank = banks > 64 ? perBankHeap.data() : perBankFixed;
+  for (size_t p = 0; p < kPhases; ++p) {
+    uint32_t *ds = useFixed ? fixed[p] : spill[p].data();
+    size_t m = useFixed ? count[p] : spill[p].size();
+    if (m == 0)
       continue;
-    std::sort(ds.begin(), ds.end());
-    ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
-    std::fill(perBank.begin(), perBank.end(), 0);
+    std::sort(ds, ds + m);
+    m = static_cast<size_t>(std::unique(ds, ds + m) - ds);
+    std::fill(perBank, perBank + banks, 0);
     int worst = 0;
-    for (uint32_t d : ds)
-      worst = std::max(worst, ++perBank[d % banks]);
+    for (size_t i = 0; i < m; ++i)
+      worst = std::max(worst, ++perBank[ds[i] % static_cast<uint32_t>(banks)]);
     extra += worst - 1;
   }
   return extra;

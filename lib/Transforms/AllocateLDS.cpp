@@ -6,8 +6,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <functional>
+#include <map>
 
 namespace tilec {
 #define GEN_PASS_DEF_TILECALLOCATELDS
@@ -37,20 +39,43 @@ struct LdsLayout {
   }
 };
 
+/// Elements per access of a tile's LDS traffic (the prelude's Lds WriteVec
+/// and ReadVec, and the loads' run length).
+struct AccessWidths {
+  int64_t load = 1;   ///< global load of tile.load (a run of this many elements per thread)
+  int64_t write = 1;  ///< LDS write of such a run (load_tile, commit)
+  int64_t read = 1;   ///< LDS read of a gemm operand that runs along a row
+};
+
+/// The longest run of consecutive elements of a row, up to `limit` (a power of
+/// two), that `layout` keeps contiguous and aligned to its size at every
+/// multiple of the run: rows start at multiples of it and a swizzle moves
+/// whole groups of it.
+int64_t contiguousRun(const LdsLayout &layout, int64_t limit) {
+  int64_t w = limit;
+  while (w > 1 && (layout.stride % w != 0 || (layout.maxPhase > 1 && layout.vec % w != 0)))
+    w /= 2;
+  return w;
+}
+
 /// Calls `inst` with each wave instruction (the lanes' accesses) that the
 /// device prelude issues on LDS tile `tile` when its rows are `stride`
-/// elements apart: the cooperative writes of load/gather/fill (thread t writes
-/// element t + i*threads, row-major) and the operand reads of tile.gemm (per
-/// the chosen instruction's lane layout, amd-targets.md sections 1-2).
-void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const TargetInfo &target, int waves,
+/// elements apart: the cooperative writes of load (thread t writes run
+/// t + i*threads of `widths.load` elements, row-major, `widths.write` elements
+/// per write; a staging copy writes as load does), gather and fill (one
+/// element per write), and the operand reads of tile.gemm (per the chosen
+/// instruction's lane layout, amd-targets.md sections 1-2: `widths.read`
+/// elements per read along a row, one element per read down a column).
+void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const AccessWidths &widths,
+                           const TargetInfo &target, int waves,
                            const std::function<void(const std::vector<LdsLaneAccess> &)> &inst) {
   tile::TileType t = tile.getType();
   const int ws = target.waveSize;
   const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
   const int64_t rows = t.rows(), cols = t.cols();
   std::vector<LdsLaneAccess> lanes;
-  auto add = [&](int l, int64_t r, int64_t c) {
-    lanes.push_back({l, static_cast<uint32_t>(layout.index(r, c) * eb), static_cast<int>(eb)});
+  auto add = [&](int l, int64_t r, int64_t c, int64_t elems) {
+    lanes.push_back({l, static_cast<uint32_t>(layout.index(r, c) * eb), static_cast<int>(elems * eb)});
   };
   auto flush = [&] {
     if (!lanes.empty())
@@ -68,7 +93,8 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ta
     users.append(v.getUsers().begin(), v.getUsers().end());
   for (Operation *user : users) {
     Value dest;
-    if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest();
+    bool runs = false;  // written in runs (load, staging copy), else element by element
+    if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest(), runs = true;
     else if (auto g = dyn_cast<tile::GatherOp>(user)) dest = g.getDest();
     else if (auto f = dyn_cast<tile::FillOp>(user)) dest = f.getDest();
     else if (auto c = dyn_cast<tile::CopyOp>(user)) {
@@ -76,19 +102,21 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ta
       auto src = allocOf(c.getSource());
       auto layout = src ? src->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
       if (layout && layout.getValue() == "staging")
-        dest = c.getDest();
+        dest = c.getDest(), runs = true;
     }
     if (dest && isTile(dest)) {
-      const int64_t threads = int64_t(waves) * ws, n = rows * cols;
+      const int64_t run = runs ? widths.load : 1, write = runs ? widths.write : 1;
+      const int64_t threads = int64_t(waves) * ws, n = rows * cols / run;
       for (int64_t base = 0; base < n; base += threads)
-        for (int w = 0; w < waves; ++w) {
-          for (int l = 0; l < ws; ++l) {
-            int64_t i = base + int64_t(w) * ws + l;
-            if (i < n)
-              add(l, i / cols, i % cols);
+        for (int w = 0; w < waves; ++w)
+          for (int64_t q = 0; q < run / write; ++q) {
+            for (int l = 0; l < ws; ++l) {
+              int64_t i = (base + int64_t(w) * ws + l) * run;
+              if (i < rows * cols)
+                add(l, i / cols, i % cols + q * write, write);
+            }
+            flush();
           }
-          flush();
-        }
       continue;
     }
     auto g = dyn_cast<tile::GemmOp>(user);
@@ -106,14 +134,15 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ta
     bool isA = isTile(g.getA());
     bool kAlongRows = !isA && !g.getTransposeB();
     int64_t perWave = isA ? wtm : wtn, sub = isA ? mi->m : mi->n;
+    const int64_t read = kAlongRows ? 1 : widths.read;
     for (int w = 0; w < waves; ++w) {
       int64_t origin = isA ? (w / wn) * wtm : (w % wn) * wtn;
       for (int64_t k0 = 0; k0 < kTile; k0 += mi->k)
         for (int64_t i = 0; i < perWave / sub; ++i)
-          for (int r = 0; r < mi->kPerLane; ++r) {
+          for (int r = 0; r < mi->kPerLane; r += static_cast<int>(read)) {
             for (int l = 0; l < ws; ++l) {
               int64_t mn = origin + i * sub + mi->aRow(l), k = k0 + mi->aK(l, r);
-              kAlongRows ? add(l, k, mn) : add(l, mn, k);
+              kAlongRows ? add(l, k, mn, 1) : add(l, mn, k, read);
             }
             flush();
           }
@@ -121,13 +150,98 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ta
   }
 }
 
-/// Modelled extra LDS cycles of all of `tile`'s accesses in `layout`.
-int64_t modelConflicts(tile::AllocOp tile, const LdsLayout &layout, const TargetInfo &target, int waves) {
-  int64_t cycles = 0;
-  forEachLdsInstruction(tile, layout, target, waves, [&](const std::vector<LdsLaneAccess> &lanes) {
-    cycles += ldsConflictCycles(lanes.data(), lanes.size(), target.waveSize, target.ldsBanks);
+/// What `tile`'s accesses cost in a layout: modelled extra LDS cycles, and
+/// wave instructions.
+struct LdsCost {
+  int64_t cycles = 0, instructions = 0;
+  bool operator<(const LdsCost &o) const {
+    return cycles != o.cycles ? cycles < o.cycles : instructions < o.instructions;
+  }
+};
+
+LdsCost modelCost(tile::AllocOp tile, const LdsLayout &layout, const AccessWidths &widths, const TargetInfo &target,
+                  int waves) {
+  LdsCost cost;
+  forEachLdsInstruction(tile, layout, widths, target, waves, [&](const std::vector<LdsLaneAccess> &lanes) {
+    cost.cycles += ldsConflictCycles(lanes.data(), lanes.size(), target.waveSize, target.ldsBanks);
+    ++cost.instructions;
   });
-  return cycles;
+  return cost;
+}
+
+/// The global run length of a tile.load: how many consecutive elements of a
+/// row one load may move (a power of two, at most 16 bytes), given what is
+/// known of the source tensor (its `tile.divisibility`: rows are whole
+/// multiples of it and aligned), the column it starts at and the tile's
+/// width. Windows and tensors without the attribute: 1.
+int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
+  auto arg = dyn_cast<BlockArgument>(l.getSource());
+  auto f = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+  auto div = f ? f.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility) : nullptr;
+  auto t = cast<tile::TileType>(l.getDest().getType());
+  if (!div || t.getRank() != 2 || l.getIndices().size() != 2)
+    return 1;
+  const int64_t col = knownMultiple(l.getIndices()[1]);
+  for (int64_t w = 16 / elemBytes; w >= 2; w /= 2)
+    if (div.getInt() % w == 0 && (col == 0 || col % w == 0) && t.cols() % w == 0)
+      return w;
+  return 1;
+}
+
+/// The run length of every tile.load that fills LDS tile `a` (directly, or
+/// through a staging tile that a tile.copy writes into it): the smallest.
+int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
+  int64_t run = 0;
+  auto visit = [&](tile::LoadOp l) { run = run == 0 ? loadRunOf(l, elemBytes) : std::min(run, loadRunOf(l, elemBytes)); };
+  SmallVector<Value> values = {a.getResult()};
+  for (Operation *u : a->getUsers())
+    if (auto v = dyn_cast<tile::ViewOp>(u))
+      values.push_back(v.getResult());
+  for (Value v : values)
+    for (Operation *u : v.getUsers()) {
+      if (auto l = dyn_cast<tile::LoadOp>(u); l && l.getDest() == v)
+        visit(l);
+      if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getDest() == v)
+        if (tile::AllocOp src = allocOf(c.getSource()))
+          for (Operation *su : src->getUsers())
+            if (auto l = dyn_cast<tile::LoadOp>(su); l && l.getDest() == src.getResult())
+              visit(l);
+    }
+  return run == 0 ? 1 : run;
+}
+
+/// The longest read of a gemm operand along a row of `a` that the operand's
+/// lane layout allows: the matrix instructions' k elements per lane, at most
+/// 8 bytes; 1 when no gemm reads `a` along its rows. (16-byte operand reads
+/// let clang's scheduler hoist whole operands: gfx1151's attention then
+/// needed 256 VGPRs and scratch where 8-byte reads need 233 and none.)
+int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elemBytes) {
+  int64_t limit = 0;
+  SmallVector<Value> values = {a.getResult()};
+  for (Operation *u : a->getUsers())
+    if (auto v = dyn_cast<tile::ViewOp>(u))
+      values.push_back(v.getResult());
+  for (Value v : values)
+    for (Operation *u : v.getUsers()) {
+      auto g = dyn_cast<tile::GemmOp>(u);
+      auto instrName = g ? g->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
+      const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
+      if (!mi || !(g.getA() == v || (g.getB() == v && g.getTransposeB())))
+        continue;
+      // WMMA's 32-byte operands are read element by element (the prelude's
+      // read_operand: wider reads raised gfx1151's register pressure).
+      int64_t w = mi->kPerLane * elemBytes > 8
+                      ? 1
+                      : std::min<int64_t>(std::max<int64_t>(1, 8 / elemBytes),
+                                          int64_t(1) << llvm::countr_zero(uint64_t(mi->kPerLane)));
+      limit = limit == 0 ? w : std::min(limit, w);
+    }
+  return limit == 0 ? 1 : limit;
+}
+
+/// The widths `layout` allows for tile accesses of at most `limits`.
+AccessWidths widthsIn(const LdsLayout &layout, const AccessWidths &limits) {
+  return {limits.load, contiguousRun(layout, limits.write), contiguousRun(layout, limits.read)};
 }
 
 int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
@@ -137,7 +251,7 @@ int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 /// paddings up to a full bank cycle.
 std::vector<LdsLayout> candidateLayouts(int64_t cols, int64_t elemBytes) {
   std::vector<LdsLayout> out = {{cols}};
-  for (int64_t vec : {1, 2, 4, 8})
+  for (int64_t vec : {8, 4, 2, 1})  // wide groups first: they allow vector accesses
     for (int64_t perPhase : {1, 2, 4})
       for (int64_t maxPhase : {2, 4, 8, 16, 32})
         if (vec * maxPhase <= cols && cols % (vec * maxPhase) == 0)
@@ -192,6 +306,9 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
         return;
       int64_t elemBytes = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
       LdsLayout layout{t.cols()};
+      // The widest accesses the tile's users allow; the layout may narrow them.
+      const int64_t run = t.getRank() == 2 ? tileLoadRun(a, elemBytes) : 1;
+      const AccessWidths limits{run, run, t.getRank() == 2 ? operandReadLimit(a, *target, elemBytes) : 1};
       if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride)) {
         layout.stride = given.getInt();  // the user's layout
         if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3) {
@@ -204,16 +321,31 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
           layout = {layout.stride, sw[0], sw[1], sw[2]};
         }
       } else if (t.getRank() == 2) {
-        // The cheapest layout with the fewest modelled bank conflicts: chosen
-        // by counting against the target's bank model, not assumed.
-        int64_t best = -1;
+        // The layout with the fewest modelled bank conflicts, then the fewest
+        // LDS instructions (wider accesses), then the least LDS: chosen by
+        // counting against the target's bank model, not assumed. No layout
+        // beats zero conflicts at the widest accesses.
+        // A layout's instruction count depends on its widths only: counted once
+        // per widths, it rules candidates out before their conflicts are.
+        std::map<std::pair<int64_t, int64_t>, int64_t> instructionsAt;
+        auto instructions = [&](const AccessWidths &w) {
+          auto [it, added] = instructionsAt.try_emplace({w.write, w.read}, 0);
+          if (added)
+            it->second = modelCost(a, LdsLayout{t.cols()}, w, *target, waves).instructions;
+          return it->second;
+        };
+        const LdsCost ideal{0, instructions(limits)};
+        std::optional<LdsCost> best;
         for (const LdsLayout &cand : candidateLayouts(t.cols(), elemBytes)) {
-          int64_t cycles = modelConflicts(a, cand, *target, waves);
-          if (best < 0 || cycles < best) {
-            best = cycles;
+          const AccessWidths widths = widthsIn(cand, limits);
+          if (best && best->cycles == 0 && instructions(widths) >= best->instructions)
+            continue;  // cannot beat a conflict-free layout with as few instructions
+          LdsCost cost = modelCost(a, cand, widths, *target, waves);
+          if (!best || cost < *best) {
+            best = cost;
             layout = cand;
           }
-          if (best == 0)
+          if (!(ideal < *best))
             break;
         }
       }
@@ -234,14 +366,27 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       a->setAttr(pattr::kRowStride, b.getI64IntegerAttr(rowStride));
       if (layout.maxPhase > 1)
         a->setAttr(pattr::kSwizzle, b.getDenseI64ArrayAttr({layout.vec, layout.perPhase, layout.maxPhase}));
+      const AccessWidths widths = widthsIn(layout, limits);
       if (t.getRank() == 2)
-        a->setAttr(pattr::kBankConflicts, b.getI64IntegerAttr(modelConflicts(a, layout, *target, waves)));
+        a->setAttr(pattr::kBankConflicts, b.getI64IntegerAttr(modelCost(a, layout, widths, *target, waves).cycles));
+      auto setWidth = [&](Operation *op, const char *name, int64_t w) {
+        if (w > 1)
+          op->setAttr(name, b.getI64IntegerAttr(w));
+      };
+      setWidth(a, pattr::kLoadVec, widths.load);
+      setWidth(a, pattr::kWriteVec, widths.write);
+      setWidth(a, pattr::kReadVec, widths.read);
       SmallVector<Operation *> users;
       for (Operation *u : a->getUsers()) {
         users.push_back(u);
         if (auto v = dyn_cast<tile::ViewOp>(u))
           users.append(v->getUsers().begin(), v->getUsers().end());
       }
+      // The staging tiles that feed this one load in the same runs.
+      for (Operation *u : users)
+        if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a)
+          if (tile::AllocOp src = allocOf(c.getSource()))
+            setWidth(src, pattr::kLoadVec, widths.load);
       Block blk{a, a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes, 0, 0};
       span(users, blk.first, blk.last);
       blocks.push_back(blk);

@@ -1,5 +1,10 @@
 #include "Transforms/PassDetail.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <numeric>
+
 using namespace mlir;
 
 namespace tilec {
@@ -29,6 +34,46 @@ const TargetInfo *targetOrError(func::FuncOp f, llvm::StringRef arch) {
 }
 
 tile::AllocOp allocOf(Value v) { return v.getDefiningOp<tile::AllocOp>(); }
+
+tile::AllocOp rootAllocOf(Value v) {
+  while (auto view = v.getDefiningOp<tile::ViewOp>())
+    v = view.getSource();
+  return allocOf(v);
+}
+
+int64_t knownMultiple(Value v) {
+  constexpr int64_t kCap = int64_t(1) << 20;  // beyond any vector width
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return std::min<int64_t>(kCap, c.value() < 0 ? -c.value() : c.value());
+  if (auto m = v.getDefiningOp<arith::MulIOp>()) {
+    int64_t a = knownMultiple(m.getLhs()), b = knownMultiple(m.getRhs());
+    return a == 0 || b == 0 ? 0 : std::min(kCap, a * b);
+  }
+  if (auto s = v.getDefiningOp<arith::AddIOp>())
+    return std::gcd(knownMultiple(s.getLhs()), knownMultiple(s.getRhs()));
+  if (auto s = v.getDefiningOp<arith::SubIOp>())
+    return std::gcd(knownMultiple(s.getLhs()), knownMultiple(s.getRhs()));
+  return 1;
+}
+
+int64_t loadVecOf(Value tile) {
+  tile::AllocOp a = rootAllocOf(tile);
+  auto n = a ? a->getAttrOfType<IntegerAttr>(pattr::kLoadVec) : nullptr;
+  return n ? n.getInt() : 1;
+}
+
+LogicalResult verifyDivisibility(func::FuncOp f) {
+  for (BlockArgument arg : f.getArguments()) {
+    Attribute attr = f.getArgAttr(arg.getArgNumber(), tile::attr::kDivisibility);
+    if (!attr)
+      continue;
+    auto n = dyn_cast<IntegerAttr>(attr);
+    if (!isa<MemRefType>(arg.getType()) || !n || n.getInt() < 1 || !llvm::isPowerOf2_64(n.getInt()))
+      return f.emitError() << "kernel argument " << arg.getArgNumber() << ": " << tile::attr::kDivisibility
+                           << " must be a positive power of two on a tensor argument, got " << attr;
+  }
+  return success();
+}
 
 LogicalResult verifyTileDefinitions(func::FuncOp f) {
   auto check = [](Value v, Location loc, llvm::StringRef what) -> LogicalResult {

@@ -21,6 +21,20 @@ const TargetInfo *targetOrError(mlir::func::FuncOp f, llvm::StringRef arch);
 
 /// The alloc that defines a tile value, or null (e.g. a block argument).
 tile::AllocOp allocOf(mlir::Value tile);
+/// allocOf, looking through tile.view (a buffer of a multi-buffered tile).
+tile::AllocOp rootAllocOf(mlir::Value tile);
+
+/// A positive integer that `v` (an index value) is known to be a multiple of,
+/// from constants, products and sums; 0 when v is known to be 0.
+int64_t knownMultiple(mlir::Value v);
+
+/// Elements per global load of the tile.load ops writing `tile` (the
+/// `load_vec` that tilec-allocate-lds records on its alloc; 1 without one).
+int64_t loadVecOf(mlir::Value tile);
+
+/// The kernel arguments' `tile.divisibility` attributes are positive powers of
+/// two on tensor arguments; otherwise an error on the kernel.
+mlir::LogicalResult verifyDivisibility(mlir::func::FuncOp f);
 
 /// Every tile value of `f` is the result of tile.alloc or tile.view (the
 /// passes place, lay out and synchronise tiles through their allocations);
@@ -43,6 +57,10 @@ inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase,
 inline constexpr const char *kInterleaveVmem = "interleave_vmem";  // i64 on tile.gemm: interleave; global loads per lane in its region
 inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setprio 1 around its matrix instructions
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles
+// Elements per access, on allocs (absent: 1), chosen by tilec-allocate-lds:
+inline constexpr const char *kLoadVec = "load_vec";    // global loads of the tile.load ops filling the tile
+inline constexpr const char *kWriteVec = "write_vec";  // LDS writes of those loads (load_tile, commit)
+inline constexpr const char *kReadVec = "read_vec";    // LDS reads of gemm operands running along a row
 } // namespace pattr
 
 } // namespace tilec

@@ -60,7 +60,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
   void runOnOperation() override {
     func::FuncOp f = getOperation();
     const TargetInfo *target = targetOrError(f, arch);
-    if (!target || failed(verifyTileDefinitions(f)))
+    if (!target || failed(verifyTileDefinitions(f)) || failed(verifyDivisibility(f)))
       return signalPassFailure();
     SmallVector<scf::ForOp> loops;
     f.walk([&](scf::ForOp loop) {

@@ -41,10 +41,12 @@ bool isStaging(Value v) {
   return layout && layout.getValue() == "staging";
 }
 
-/// Global loads per lane a tile.load issues (one element per thread per step).
+/// Global loads per lane a tile.load issues (one run of load_vec elements per
+/// thread per step).
 int64_t loadsPerLane(tile::LoadOp l, int64_t threads) {
   auto t = cast<tile::TileType>(l.getDest().getType());
-  return (t.getNumElements() + threads - 1) / threads;
+  const int64_t runs = t.getNumElements() / loadVecOf(l.getDest());
+  return (runs + threads - 1) / threads;
 }
 
 bool touchesLds(Operation *op) {

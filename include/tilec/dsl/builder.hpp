@@ -53,11 +53,20 @@ public:
 
   /// A global tensor argument of rank 1 or 2 (`memref<?x?xT>`).
   Tensor tensor(const std::string &name, DType dtype, int rank, SourceLoc loc = {}) {
+    return tensor(name, dtype, rank, TensorOptions{}, loc);
+  }
+  /// A global tensor argument with what the kernel may assume about it
+  /// (TensorOptions::divisibility).
+  Tensor tensor(const std::string &name, DType dtype, int rank, TensorOptions options, SourceLoc loc = {}) {
     detail::State &s = *state_;
     detail::Call call(&s, loc);
     if (rank < 1 || rank > 2)
       s.report("tensor", "tensor '" + name + "' must have rank 1 or 2, got " + std::to_string(rank));
-    std::string ssa = addArg(name, ArgKind::Tensor, dtype, rank);
+    const int64_t d = options.divisibility;
+    if (d < 1 || d > 1024 || (d & (d - 1)) != 0)
+      s.report("tensor", "tensor '" + name + "': divisibility must be a power of two in [1, 1024], got " +
+                             std::to_string(d));
+    std::string ssa = addArg(name, ArgKind::Tensor, dtype, rank, d > 1 && (d & (d - 1)) == 0 && d <= 1024 ? d : 1);
     s.tensors.push_back({name, ssa, dtype, rank, static_cast<int>(s.args.size()) - 1});
     return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
   }
@@ -683,7 +692,7 @@ public:
   }
 
 private:
-  std::string addArg(const std::string &name, ArgKind kind, DType dtype, int rank) {
+  std::string addArg(const std::string &name, ArgKind kind, DType dtype, int rank, int64_t divisibility = 1) {
     detail::State &s = *state_;
     for (const KernelArg &a : s.args)
       if (a.name == name)
@@ -694,7 +703,8 @@ private:
     s.args.push_back({name, kind, dtype, rank});
     const char *type = kind == ArgKind::F32 ? "f32" : kind == ArgKind::I32 ? "i32" : "index";
     s.argSsa.push_back("%" + ssa + ": " + (kind == ArgKind::Tensor ? detail::memrefType(dtype, rank) : type) +
-                       " {tile.name = " + detail::quote(name) + "}");
+                       " {" + (divisibility > 1 ? "tile.divisibility = " + std::to_string(divisibility) + " : i64, " : "") +
+                       "tile.name = " + detail::quote(name) + "}");
     return ssa;
   }
 

@@ -55,6 +55,15 @@ enum class Broadcast {
 struct KernelOptions {
   int numWaves = 4; ///< wavefronts per workgroup, 1..16
 };
+/// What a kernel may assume about a tensor argument.
+struct TensorOptions {
+  /// The innermost extent is a multiple of this many elements (a power of
+  /// two) and the data pointer is aligned to as many elements' bytes (up to
+  /// 16): loads may then move that many elements at once (up to 16 bytes).
+  /// Launches check both and refuse tensors that break them; 1 assumes
+  /// nothing (any extent, element-aligned data).
+  int64_t divisibility = 1;
+};
 /// An explicit LDS layout for a tile (overrides the compiler's choice): rows
 /// `rowStride` elements apart (0: let the compiler choose everything) and,
 /// when swizzleMaxPhase > 1, columns XOR-swizzled per row on groups of

@@ -27,5 +27,9 @@ inline constexpr const char *kSchedule = "tile.schedule";       // {interleave, 
 inline constexpr const char *kWaveGroup = "tile.wave_group";    // i64 0|1, on tile.barrier: only that half of the waves
 inline constexpr const char *kTarget = "tile.target";          // string, set by target passes
 inline constexpr const char *kLdsBytes = "tile.lds_bytes";     // i64, set by LDS allocation
+// i64 on a tensor argument of func.func: its innermost extent is a multiple of
+// this many elements and its data is aligned to as many elements (up to 16
+// bytes), so accesses may move that many elements at once; launches check it.
+inline constexpr const char *kDivisibility = "tile.divisibility";
 } // namespace attr
 } // namespace tilec::tile

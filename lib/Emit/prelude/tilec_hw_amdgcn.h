@@ -23,6 +23,8 @@ typedef short short16_t __attribute__((ext_vector_type(16)));
 typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
 typedef float float8_t __attribute__((ext_vector_type(8)));
 typedef char byte8_t __attribute__((ext_vector_type(8)));  // 8 packed 8-bit operand elements
+typedef unsigned uint2_t __attribute__((ext_vector_type(2)));  // 8 raw bytes (one b64 access)
+typedef unsigned uint4_t __attribute__((ext_vector_type(4)));  // 16 raw bytes (one b128 access)
 
 namespace hw {
 
@@ -63,6 +65,8 @@ TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
 TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b8(r, off, 0, 0); }
 TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b16(r, off, 0, 0); }
 TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b32(r, off, 0, 0); }
+TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b64(r, off, 0, 0); }
+TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b128(r, off, 0, 0); }
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b8(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b16(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b32(v, r, off, 0, 0); }
@@ -71,6 +75,9 @@ TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgc
 // LLVM intrinsics reached through asm labels.
 typedef int rsrc_t __attribute__((ext_vector_type(4)));
 __device__ int tl_raw_buffer_load_i32(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i32");
+typedef int tl_int2_t __attribute__((ext_vector_type(2)));
+__device__ tl_int2_t tl_raw_buffer_load_v2i32(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.v2i32");
+__device__ rsrc_t tl_raw_buffer_load_v4i32(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.v4i32");
 __device__ short tl_raw_buffer_load_i16(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i16");
 __device__ char tl_raw_buffer_load_i8(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i8");
 __device__ void tl_raw_buffer_store_i32(int, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i32");
@@ -88,6 +95,8 @@ TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
 TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return (unsigned char)tl_raw_buffer_load_i8(r, off, 0, 0); }
 TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)tl_raw_buffer_load_i16(r, off, 0, 0); }
 TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return (unsigned)tl_raw_buffer_load_i32(r, off, 0, 0); }
+TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off) { return __builtin_bit_cast(uint2_t, tl_raw_buffer_load_v2i32(r, off, 0, 0)); }
+TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) { return __builtin_bit_cast(uint4_t, tl_raw_buffer_load_v4i32(r, off, 0, 0)); }
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { tl_raw_buffer_store_i8((char)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { tl_raw_buffer_store_i16((short)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { tl_raw_buffer_store_i32((int)v, r, off, 0, 0); }

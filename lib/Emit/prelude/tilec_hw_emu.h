@@ -33,7 +33,7 @@ enum tl_emu_matrix_op {
   TL_EMU_MFMA_F32_16X16X32_BF8_BF8 = 9,   // long (8 x e5m2fnuz) x long + float4
 };
 
-#define TL_EMU_ABI_VERSION 2u
+#define TL_EMU_ABI_VERSION 3u
 struct tl_emu_abi {
   unsigned version;
   int (*thread_id)(void);
@@ -44,6 +44,10 @@ struct tl_emu_abi {
   unsigned (*buffer_load)(const struct tl_emu_rsrc *r, int off, int bytes);
   /// Stores `bytes` (1, 2 or 4); dropped when off is past num_records.
   void (*buffer_store)(const struct tl_emu_rsrc *r, int off, int bytes, unsigned value);
+  /// Loads `bytes` (8 or 16) at r->base + off into *out; zeros when the access
+  /// lies wholly past num_records. A misaligned or partly out-of-range access is
+  /// reported (amd-targets.md section 4: keep each access wholly in or out).
+  void (*buffer_load_vec)(const struct tl_emu_rsrc *r, int off, int bytes, void *out);
   /// LDS access of `bytes` at p: reads into / writes from *value.
   void (*lds_access)(void *p, void *value, int bytes, int isWrite);
   int (*ds_bpermute)(int byteIndex, int value);
@@ -70,6 +74,8 @@ typedef short short16_t __attribute__((ext_vector_type(16)));
 typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
 typedef float float8_t __attribute__((ext_vector_type(8)));
 typedef char byte8_t __attribute__((ext_vector_type(8)));  // 8 packed 8-bit operand elements
+typedef unsigned uint2_t __attribute__((ext_vector_type(2)));  // 8 raw bytes (one b64 access)
+typedef unsigned uint4_t __attribute__((ext_vector_type(4)));  // 16 raw bytes (one b128 access)
 #define TL_HW_HAS_FP8_MFMA 1
 #define TL_HW_HAS_BF8_MFMA 1
 #define TL_HW_HAS_WMMA 1
@@ -98,6 +104,16 @@ TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
 TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return (unsigned char)emu->buffer_load(&r, off, 1); }
 TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)emu->buffer_load(&r, off, 2); }
 TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return emu->buffer_load(&r, off, 4); }
+TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off) {
+  uint2_t v;
+  emu->buffer_load_vec(&r, off, 8, &v);
+  return v;
+}
+TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) {
+  uint4_t v;
+  emu->buffer_load_vec(&r, off, 16, &v);
+  return v;
+}
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { emu->buffer_store(&r, off, 1, v); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { emu->buffer_store(&r, off, 2, v); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { emu->buffer_store(&r, off, 4, v); }

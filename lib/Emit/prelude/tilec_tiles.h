@@ -111,6 +111,24 @@ TL_INLINE int cdiv(int a, int b) { return (a + b - 1) / b; }
 TL_INLINE int imin(int a, int b) { return a < b ? a : b; }
 TL_INLINE int imax(int a, int b) { return a > b ? a : b; }
 
+// --- raw bits --------------------------------------------------------------------
+/// Bytes raw bytes as one value: what one memory access of that width moves.
+template <int Bytes> struct raw_bits;
+template <> struct raw_bits<1> { using type = unsigned char; };
+template <> struct raw_bits<2> { using type = unsigned short; };
+template <> struct raw_bits<4> { using type = unsigned; };
+template <> struct raw_bits<8> { using type = uint2_t; };
+template <> struct raw_bits<16> { using type = uint4_t; };
+template <int Bytes> using raw_t = typename raw_bits<Bytes>::type;
+
+/// Bytes [at, at + sizeof(To)) of x as a To (`at` a constant once the
+/// caller's loop is unrolled: a shift or a vector extract).
+template <class To, class From> TL_INLINE To raw_slice(const From &x, int at) {
+  To out;
+  __builtin_memcpy(&out, (const char *)&x + at, sizeof(To));
+  return out;
+}
+
 // --- global tensors through buffer resources (amd-targets.md section 4) --------
 /// A row-major tensor of `rows` x `cols` elements, or a window of one
 /// (tile.window): element (r, c) is `origin + r * pitch + c` elements past the
@@ -121,6 +139,10 @@ TL_INLINE int imax(int a, int b) { return a > b ? a : b; }
 template <class T, unsigned Flags> struct Global {
   hw::rsrc_t rsrc;
   int rows, cols, pitch, origin;
+  /// A whole tensor, not a window: its rows end where num_records does, so a
+  /// row past its end lies past num_records too (the hardware drops the
+  /// access; offsets are int32, as everywhere here).
+  bool whole = true;
   TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c), pitch(c), origin(0) {
     long bytes = (long)r * c * (long)sizeof(T);
     rsrc = hw::make_rsrc(p, (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes), Flags);
@@ -128,17 +150,46 @@ template <class T, unsigned Flags> struct Global {
   /// The window at (r0, c0) of nr x nc elements, clipped to this tensor.
   TL_INLINE Global window(int r0, int c0, int nr, int nc) const {
     Global w = *this;
+    w.whole = false;
     const bool in = r0 >= 0 && r0 <= rows && c0 >= 0 && c0 <= cols;
     w.rows = in ? imax(0, imin(nr, rows - r0)) : 0;
     w.cols = in ? imax(0, imin(nc, cols - c0)) : 0;
     w.origin = in ? origin + r0 * pitch + c0 : 0;
     return w;
   }
+  /// Byte offset of element (r, c), or one past every buffer when (r, c) lies
+  /// outside (loads).
   TL_INLINE int offset(int r, int c) const {
     bool in = r >= 0 && r < rows && c >= 0 && c < cols;
     return in ? (origin + r * pitch + c) * (int)sizeof(T) : 0x7fffffff & ~3;
   }
+  /// offset() for stores: the same value, tested without short-circuits. Both
+  /// forms are what clang compiles fastest where they are used (instructions
+  /// executed by the JIT for the default GEMM, measured: the `&` form halves
+  /// the cost of the stores' bounds tests, the `&&` form is cheaper for the
+  /// element-wise loads).
+  TL_INLINE int store_offset(int r, int c) const {
+    const bool in = ((unsigned)r < (unsigned)rows) & ((unsigned)c < (unsigned)cols);
+    return in ? (origin + r * pitch + c) * (int)sizeof(T) : 0x7fffffff & ~3;
+  }
   static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "Global: elements of 1, 2 or 4 bytes");
+  /// N elements (N * sizeof(T) = 1..16 bytes) from (r, c) on, as raw bits;
+  /// zeros when (r, c) lies outside. Vector accesses (8 or 16 bytes) are only
+  /// issued where the tensor's declared divisibility keeps each one wholly
+  /// inside a row (or wholly outside the tensor) and aligned.
+  template <int N> TL_INLINE raw_t<N * (int)sizeof(T)> load_raw(int r, int c) const {
+    constexpr int bytes = N * (int)sizeof(T);
+    if constexpr (bytes == 16)
+      return hw::buffer_load_b128(rsrc, offset(r, c));
+    else if constexpr (bytes == 8)
+      return hw::buffer_load_b64(rsrc, offset(r, c));
+    else if constexpr (bytes == 4)
+      return hw::buffer_load_b32(rsrc, offset(r, c));
+    else if constexpr (bytes == 2)
+      return hw::buffer_load_b16(rsrc, offset(r, c));
+    else
+      return hw::buffer_load_b8(rsrc, offset(r, c));
+  }
   TL_INLINE T load(int r, int c) const {
     if constexpr (sizeof(T) == 4)
       return __builtin_bit_cast(T, hw::buffer_load_b32(rsrc, offset(r, c)));
@@ -147,67 +198,105 @@ template <class T, unsigned Flags> struct Global {
     else
       return __builtin_bit_cast(T, hw::buffer_load_b8(rsrc, offset(r, c)));
   }
-  TL_INLINE void store(int r, int c, T v) const {
+  TL_INLINE void store(int r, int c, T v) const { store_at(store_offset(r, c), v); }
+  /// Stores v at byte offset `off` (past num_records: dropped).
+  TL_INLINE void store_at(int off, T v) const {
     if constexpr (sizeof(T) == 4)
-      hw::buffer_store_b32(__builtin_bit_cast(unsigned, v), rsrc, offset(r, c));
+      hw::buffer_store_b32(__builtin_bit_cast(unsigned, v), rsrc, off);
     else if constexpr (sizeof(T) == 2)
-      hw::buffer_store_b16(__builtin_bit_cast(unsigned short, v), rsrc, offset(r, c));
+      hw::buffer_store_b16(__builtin_bit_cast(unsigned short, v), rsrc, off);
     else
-      hw::buffer_store_b8(__builtin_bit_cast(unsigned char, v), rsrc, offset(r, c));
+      hw::buffer_store_b8(__builtin_bit_cast(unsigned char, v), rsrc, off);
   }
 };
 
 // --- LDS tiles ------------------------------------------------------------------
 /// Rows x Cols elements at `base`, rows RowStride elements apart, columns
 /// XOR-swizzled per row on groups of Vec elements (amd-targets.md section 3;
-/// MaxPhase 1: none). tilec-allocate-lds chooses the layout.
-template <class T, int Rows, int Cols, int RowStride, int Vec = 1, int PerPhase = 1, int MaxPhase = 1> struct Lds {
+/// MaxPhase 1: none). tilec-allocate-lds chooses the layout and, with it, how
+/// many consecutive elements of a row one LDS access moves: WriteVec for the
+/// cooperative writes (load_tile, commit), ReadVec for the matrix operands
+/// that run along a row (gemm); the layout keeps such runs contiguous and
+/// aligned.
+template <class T, int Rows, int Cols, int RowStride, int Vec = 1, int PerPhase = 1, int MaxPhase = 1,
+          int WriteVec = 1, int ReadVec = 1>
+struct Lds {
   using elem = T;
-  static constexpr int rows = Rows, cols = Cols;
+  static constexpr int rows = Rows, cols = Cols, write_vec = WriteVec, read_vec = ReadVec;
+  static_assert(RowStride % WriteVec == 0 && RowStride % ReadVec == 0 &&
+                    (MaxPhase == 1 || (Vec % WriteVec == 0 && Vec % ReadVec == 0)),
+                "Lds: the layout splits a vector access");
   T *base;
   TL_INLINE static int index(int r, int c) {
     return r * RowStride + ((c / Vec) ^ ((r / PerPhase) % MaxPhase)) * Vec + c % Vec;
   }
   TL_INLINE T load(int r, int c) const { return hw::lds_read(base + index(r, c)); }
   TL_INLINE void store(int r, int c, T v) const { hw::lds_write(base + index(r, c), v); }
+  /// The N elements from (r, c) on, as raw bits: one access (N elements must
+  /// be contiguous: N <= ReadVec, or 1).
+  template <int N> TL_INLINE raw_t<N * (int)sizeof(T)> load_raw(int r, int c) const {
+    return hw::lds_read((const raw_t<N * (int)sizeof(T)> *)(base + index(r, c)));
+  }
+  /// Writes the N elements x (raw bits) from (r, c) on, WriteVec at a time.
+  template <int N, class X> TL_INLINE void store_run(int r, int c, const X &x) const {
+    constexpr int W = WriteVec < N ? WriteVec : N, bytes = W * (int)sizeof(T);
+    static_assert(N % W == 0 && sizeof(X) == N * sizeof(T), "store_run: N elements of raw bits");
+    for (int q = 0; q < N / W; ++q)
+      hw::lds_write((raw_t<bytes> *)(base + index(r, c + q * W)), raw_slice<raw_t<bytes>>(x, q * bytes));
+  }
   /// Buffer `i` of a multi-buffered tile whose buffers are `elems` apart.
   TL_INLINE Lds buffer(int i, int elems) const { return Lds{base + i * elems}; }
 };
 
-/// A Rows x Cols tile in flight between global memory and LDS, in registers:
-/// thread t holds elements t, t + Threads, ... (row-major), the order
-/// load_tile writes LDS in.
-template <class T, int Rows, int Cols, int Threads> struct Staging {
-  static constexpr int rows = Rows, cols = Cols, perThread = (Rows * Cols + Threads - 1) / Threads;
-  T v[perThread];
+/// A Rows x Cols tile in flight between global memory and LDS, in registers,
+/// as runs of Vec consecutive elements of a row (one global load each):
+/// thread t holds runs t, t + Threads, ... (row-major), the order load_tile
+/// writes LDS in.
+template <class T, int Rows, int Cols, int Threads, int Vec = 1> struct Staging {
+  static_assert(Cols % Vec == 0, "Staging: rows split into whole runs");
+  static constexpr int rows = Rows, cols = Cols, vec = Vec, runs = Rows * Cols / Vec,
+                       perThread = (runs + Threads - 1) / Threads;
+  raw_t<Vec * (int)sizeof(T)> v[perThread];
 };
 
 /// Issues the loads of the Rows x Cols window of `g` at (r0, c0) into registers.
-template <class T, int R, int C, int Threads, class G>
-TL_INLINE void load_staging(Staging<T, R, C, Threads> &s, const G &g, int r0, int c0) {
+template <class T, int R, int C, int Threads, int V, class G>
+TL_INLINE void load_staging(Staging<T, R, C, Threads, V> &s, const G &g, int r0, int c0) {
   for (int j = 0; j < s.perThread; ++j) {
-    int i = thread_id() + j * Threads;
-    if ((R * C) % Threads == 0 || i < R * C)  // no branch when the tile divides evenly
-      s.v[j] = g.load(r0 + i / C, c0 + i % C);
+    const int i = (thread_id() + j * Threads) * V;
+    if (s.runs % Threads == 0 || i < R * C)  // no branch when the runs divide evenly
+      s.v[j] = g.template load_raw<V>(r0 + i / C, c0 + i % C);
   }
 }
 
 /// Writes a staged tile into LDS.
-template <class L, class T, int R, int C, int Threads>
-TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads> &s) {
+template <class L, class T, int R, int C, int Threads, int V>
+TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads, V> &s) {
   for (int j = 0; j < s.perThread; ++j) {
-    int i = thread_id() + j * Threads;
-    if ((R * C) % Threads == 0 || i < R * C)
-      dst.store(i / C, i % C, s.v[j]);
+    const int i = (thread_id() + j * Threads) * V;
+    if (s.runs % Threads == 0 || i < R * C)
+      dst.template store_run<V>(i / C, i % C, s.v[j]);
   }
 }
 
 /// Copies the Rows x Cols window of `g` at (r0, c0) into `t`; the workgroup's
-/// `Threads` threads share the work, consecutive threads on consecutive columns.
-template <int Threads, class G, class L> TL_INLINE void load_tile(const L &t, const G &g, int r0, int c0) {
-  for (int i = thread_id(); i < L::rows * L::cols; i += Threads) {
-    int r = i / L::cols, c = i % L::cols;
-    t.store(r, c, g.load(r0 + r, c0 + c));
+/// `Threads` threads share the work, consecutive threads on consecutive runs
+/// of Vec columns (one global load each).
+template <int Threads, int Vec = 1, class G, class L> TL_INLINE void load_tile(const L &t, const G &g, int r0, int c0) {
+  static_assert(L::cols % Vec == 0, "load_tile: rows split into whole runs");
+  constexpr int runs = L::rows * L::cols / Vec;
+  if constexpr (Vec == 1) {
+    // Element by element, as a loop from the thread's first element: clang
+    // keeps it a loop, where unrolling it raised gfx1151 attention's VGPRs
+    // (196 to 214).
+    for (int i = thread_id(); i < runs; i += Threads)
+      t.store(i / L::cols, i % L::cols, g.load(r0 + i / L::cols, c0 + i % L::cols));
+    return;
+  }
+  for (int j = 0; j < (runs + Threads - 1) / Threads; ++j) {
+    const int i = (thread_id() + j * Threads) * Vec;
+    if (runs % Threads == 0 || i < L::rows * L::cols)
+      t.template store_run<Vec>(i / L::cols, i % L::cols, g.template load_raw<Vec>(r0 + i / L::cols, c0 + i % L::cols));
   }
 }
 
@@ -528,6 +617,48 @@ template <int N, int Ds, int Vm> struct Interleave {
 };
 } // namespace sched
 
+/// LDS reads of one operand of Atom from tile L (see read_operand).
+template <class Atom, bool KAlongCols, class L>
+inline constexpr int operand_reads = KAlongCols && L::read_vec > 1 ? Atom::KPerLane / L::read_vec : Atom::KPerLane;
+
+/// One lane's operand of Atom: the KPerLane elements (mn, k), (mn, k + 1), ...
+/// of `t` when KAlongCols (k runs along a row), else (k, mn), (k + 1, mn), ...
+/// Along a row it takes L::read_vec elements per LDS read (the layout keeps
+/// them contiguous); otherwise one read per element. The elements gather in
+/// an array copied into the operand as a whole, which clang compiles far
+/// faster than inserting them into the operand vector one by one (and,
+/// unlike packing them by shifts, without raising register pressure).
+template <class Atom, bool KAlongCols, class L> TL_INLINE typename Atom::ab_t read_operand(const L &t, int mn, int k) {
+  constexpr int K = Atom::KPerLane, eb = (int)sizeof(typename Atom::bits_t);
+  static_assert(K * eb % 4 == 0, "an operand is whole 32-bit words");
+  if constexpr (K * eb > 8) {
+    // WMMA's 32-byte operands: element by element into the operand vector
+    // (the array form raised gfx1151 attention from 196 VGPRs to 214, vector
+    // reads to 256 and scratch; tilec-allocate-lds keeps read_vec 1 here).
+    static_assert(L::read_vec == 1, "wide operands are read element by element");
+    typename Atom::ab_t v;
+    for (int r = 0; r < K; ++r)
+      v[r] = __builtin_bit_cast(typename Atom::bits_t,
+                                KAlongCols ? t.template load_raw<1>(mn, k + r) : t.template load_raw<1>(k + r, mn));
+    return v;
+  }
+  unsigned w[K * eb / 4];
+  if constexpr (KAlongCols && L::read_vec > 1) {
+    constexpr int R = L::read_vec;
+    static_assert(K % R == 0, "read_vec divides the operand");
+    for (int q = 0; q < K / R; ++q) {
+      const auto x = t.template load_raw<R>(mn, k + q * R);
+      __builtin_memcpy((char *)w + q * R * eb, &x, sizeof x);
+    }
+  } else {
+    raw_t<eb> e[K];
+    for (int r = 0; r < K; ++r)
+      e[r] = KAlongCols ? t.template load_raw<1>(mn, k + r) : t.template load_raw<1>(k + r, mn);
+    __builtin_memcpy(w, e, sizeof e);
+  }
+  return __builtin_bit_cast(typename Atom::ab_t, w);
+}
+
 /// C += A * B from LDS tiles. A is Rows x K; B is K x Cols, or Cols x K when
 /// TransposeB. Each lane reads its operand elements per the atom's A layout
 /// (B uses A's formula with m replaced by n). Sched (a Schedule) orders the
@@ -542,24 +673,20 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
     hw::s_setprio<1>();
   for (int k0 = 0; k0 < KT; k0 += Atom::K) {
     typename Atom::ab_t af[A::TM], bfr[A::TN];
-    for (int i = 0; i < A::TM; ++i) {
-      int m = A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l);
-      for (int r = 0; r < Atom::KPerLane; ++r)
-        af[i][r] = __builtin_bit_cast(typename Atom::bits_t, a.load(m, k0 + Atom::a_k(l, r)));
-    }
-    for (int j = 0; j < A::TN; ++j) {
-      int n = A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l);
-      for (int r = 0; r < Atom::KPerLane; ++r)
-        bfr[j][r] = __builtin_bit_cast(typename Atom::bits_t,
-                                       TransposeB ? b.load(n, k0 + Atom::a_k(l, r)) : b.load(k0 + Atom::a_k(l, r), n));
-    }
+    // The atoms' operand k indices run consecutively from a_k(l, 0).
+    for (int i = 0; i < A::TM; ++i)
+      af[i] = read_operand<Atom, true>(a, A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l), k0 + Atom::a_k(l, 0));
+    for (int j = 0; j < A::TN; ++j)
+      bfr[j] = read_operand<Atom, TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l),
+                                              k0 + Atom::a_k(l, 0));
     for (int i = 0; i < A::TM; ++i)
       for (int j = 0; j < A::TN; ++j)
         c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
   }
   if constexpr (Sched::interleave) {
     constexpr int steps = KT / Atom::K, mmas = steps * A::TM * A::TN;
-    constexpr int dsPerStep = (A::TM + A::TN) * Atom::KPerLane;  // element reads per lane per k step
+    constexpr int dsPerStep = A::TM * operand_reads<Atom, true, LA> +
+                              A::TN * operand_reads<Atom, TransposeB, LB>;  // LDS reads per lane per k step
     constexpr int ds = (dsPerStep * (steps - 1) + mmas - 1) / mmas, vm = (Sched::vmem + mmas - 1) / mmas;
     hw::sched_group_barrier<sched::kDsRead, dsPerStep, 0>();  // the first k step's operands
     sched::Interleave<mmas, ds, vm>::emit();
@@ -570,12 +697,28 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
 
 /// Writes an accumulator tile to the window of `g` at (r0, c0), converting to
 /// g's element type; elements outside g are dropped.
+///
+/// Each lane's elements lie at constant row and column steps from its first
+/// (the atoms' d_row(l, e) - d_row(l, 0) and d_col do not depend on the lane
+/// beyond d_row(l, 0) and d_col(l, 0)), so the offsets are one base plus
+/// constants, a column test per column of atoms and a row test per row (none
+/// for a whole tensor: rows past its end lie past num_records).
 template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, int r0, int c0) {
   using T = decltype(g.load(0, 0));
+  using At = typename A::atom;
+  constexpr int eb = (int)sizeof(T);
+  const int row0 = r0 + A::row(0, 0), col0 = c0 + A::col(0, 0);
+  const int base = (g.origin + row0 * g.pitch + col0) * eb, rowBytes = g.pitch * eb;
   for (int i = 0; i < A::TM; ++i)
-    for (int j = 0; j < A::TN; ++j)
-      for (int e = 0; e < A::E; ++e)
-        g.store(r0 + A::row(i, e), c0 + A::col(j, e), from_f32<T>(t.v[i][j][e]));
+    for (int e = 0; e < A::E; ++e) {
+      const int dr = i * At::M + At::d_row(0, e) - At::d_row(0, 0);
+      const bool rowIn = g.whole | ((unsigned)(row0 + dr) < (unsigned)g.rows);
+      for (int j = 0; j < A::TN; ++j) {
+        const int dc = j * At::N;
+        const bool in = rowIn & ((unsigned)(col0 + dc) < (unsigned)g.cols);
+        g.store_at(in ? base + dr * rowBytes + dc * eb : 0x7fffffff & ~3, from_f32<T>(t.v[i][j][e]));
+      }
+    }
 }
 /// Writes a row vector to rows r0.. of column c0 (0 for a rank-1 tensor),
 /// each row once.

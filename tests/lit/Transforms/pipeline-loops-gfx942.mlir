@@ -119,3 +119,19 @@ func.func @tile_iter_arg(%A: memref<?x?xbf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// tile.divisibility promises what a tensor's rows are multiples of: a power of
+// two, on a tensor argument.
+// expected-error @+1 {{kernel argument 0: tile.divisibility must be a positive power of two on a tensor argument, got 6 : i64}}
+func.func @divisibility_not_power_of_two(%A: memref<?x?xbf16> {tile.divisibility = 6 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument 1: tile.divisibility must be a positive power of two on a tensor argument, got 8 : i64}}
+func.func @divisibility_on_a_scalar(%A: memref<?x?xbf16>, %n: index {tile.divisibility = 8 : i64}) {
+  return
+}

@@ -87,8 +87,9 @@ TEST(GemmKernel, IRReadsLikeTheMath) {
   ASSERT_TRUE(k.ok()) << k.error();
   EXPECT_TRUE(test::containsInOrder(
       k->tileIR(),
-      {"func.func @gemm_bf16_f32_128x128x32_w4_s2(%A: memref<?x?xbf16> {tile.name = \"A\"}, "
-       "%B: memref<?x?xbf16> {tile.name = \"B\"}, %C: memref<?x?xf32> {tile.name = \"C\"}) attributes {tile.kernel, tile.num_waves = 4 : i64, "
+      {"func.func @gemm_bf16_f32_128x128x32_w4_s2(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64, tile.name = \"A\"}, "
+       "%B: memref<?x?xbf16> {tile.divisibility = 8 : i64, tile.name = \"B\"}, %C: memref<?x?xf32> {tile.name = \"C\"}) "
+       "attributes {tile.kernel, tile.num_waves = 4 : i64, "
        "tile.grid = [array<i64: 2, 0, 128>, array<i64: 2, 1, 128>]}",
        "%bid0 = tile.block_id 0 : index", "%bid1 = tile.block_id 1 : index",
        "%A_dim1 = memref.dim %A, %c1 : memref<?x?xbf16>",
@@ -110,7 +111,9 @@ TEST(GemmKernel, ConfigurationIsInTheNameAndTheIR) {
       "gemm", {{"dtype", "f16"}, {"out", "bf16"}, {"block_m", "64"}, {"block_n", "256"},
                {"block_k", "64"}, {"waves", "8"}, {"stages", "3"}, {"M", "1000"}, {"K", "7"}});
   ASSERT_TRUE(k.ok()) << k.error();
-  EXPECT_EQ(k->name(), "gemm_f16_bf16_64x256x64_w8_s3");
+  // K = 7 is odd: A's rows are assumed nothing of (divisibility 1); N = 4096
+  // (the default) is a multiple of 8 f16 (16 bytes).
+  EXPECT_EQ(k->name(), "gemm_f16_bf16_64x256x64_w8_s3_div1x8");
   EXPECT_EQ(k->numWaves(), 8);
   ASSERT_EQ(k->grid().size(), 2u);
   EXPECT_EQ(k->grid()[0].arg, 2);
@@ -126,6 +129,31 @@ TEST(GemmKernel, ConfigurationIsInTheNameAndTheIR) {
   EXPECT_NE(k->tileIR().find("!tile.tile<64x256xf16, lds>"), std::string::npos);
   EXPECT_NE(k->tileIR().find("{tile.num_stages = 3 : i64}"), std::string::npos);
   EXPECT_NE(k->tileIR().find("tile.num_waves = 8 : i64"), std::string::npos);
+}
+
+// The kernel is specialised on the powers of two dividing K and N, up to 16
+// bytes of the element type, not on their values (amd-targets.md section 4:
+// a 16-byte buffer load must lie wholly inside a row or wholly outside).
+TEST(GemmKernel, SpecialisedOnWhatKAndNAreMultiplesOf) {
+  struct Case {
+    const char *dtype, *k, *n, *name, *divA, *divB;
+  };
+  for (Case c : {Case{"bf16", "4096", "4096", "gemm_bf16_f32_128x128x32_w4_s2", "8", "8"},
+                 Case{"bf16", "2056", "4104", "gemm_bf16_f32_128x128x32_w4_s2", "8", "8"},
+                 Case{"bf16", "100", "4096", "gemm_bf16_f32_128x128x32_w4_s2_div4x8", "4", "8"},
+                 Case{"f16", "4096", "7", "gemm_f16_f32_128x128x32_w4_s2_div8x1", "8", ""},
+                 Case{"fp8", "4096", "40", "gemm_fp8e4m3fnuz_f32_128x128x32_w4_s2_div16x8", "16", "8"},
+                 Case{"fp8", "48", "4096", "gemm_fp8e4m3fnuz_f32_128x128x32_w4_s2", "16", "16"}}) {
+    SCOPED_TRACE(std::string(c.dtype) + " K=" + c.k + " N=" + c.n);
+    Result<Kernel> k = kernels::buildKernel("gemm", {{"dtype", c.dtype}, {"K", c.k}, {"N", c.n}});
+    ASSERT_TRUE(k.ok()) << k.error();
+    EXPECT_EQ(k->name(), c.name);
+    auto attr = [](const char *d, const char *name) {
+      return std::string(*d ? "{tile.divisibility = " + std::string(d) + " : i64, " : "{") + "tile.name = \"" + name + "\"}";
+    };
+    EXPECT_NE(k->tileIR().find(attr(c.divA, "A")), std::string::npos) << k->tileIR();
+    EXPECT_NE(k->tileIR().find(attr(c.divB, "B")), std::string::npos) << k->tileIR();
+  }
 }
 
 TEST(GemmKernel, LdsBudgetOfTheDefaultConfiguration) {

@@ -49,6 +49,47 @@ extern "C" __global__ void overrun(const float *in, float *out, int records) {
   EXPECT_EQ(((const uint32_t *)out)[0], 1u);  // lane 0's store happened (raw bits 0 + 1)
 }
 
+// b64/b128 buffer loads (what aligned tensors' tile loads issue): the bytes
+// in range, zeros wholly past num_records, and an access that is misaligned
+// or straddles num_records is reported (amd-targets.md section 4: keep each
+// access wholly in or wholly out).
+TEST(OutOfBounds, VectorBufferLoadsAreWholeAlignedAndChecked) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void wide(const unsigned *in, unsigned *out, int records, int skew) {
+  int t = tl::hw::thread_id();
+  tl::hw::rsrc_t r = tl::hw::make_rsrc(in, records, 0x00020000u);
+  tl::uint4_t q = tl::hw::buffer_load_b128(r, 16 * t + skew);
+  tl::uint2_t d = tl::hw::buffer_load_b64(r, 8 * t + skew);
+  for (int i = 0; i < 4; ++i)
+    out[6 * t + i] = q[i];
+  out[6 * t + 4] = d[0];
+  out[6 * t + 5] = d[1];
+}
+)", "wide");
+  ASSERT_TRUE(k);
+  auto *in = (unsigned *)emu->allocate(64 * 4 * 4), *out = (unsigned *)emu->allocate(64 * 6 * 4);
+  for (unsigned i = 0; i < 64 * 4; ++i)
+    in[i] = 1000 + i;
+  // num_records = 40 dwords: lanes 0..9 of the b128 loads are in, 10.. wholly past.
+  LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, 64},
+                                  {Arg::pointer(in), Arg::pointer(out), Arg::integer(40 * 4), Arg::integer(0)});
+  EXPECT_TRUE(rep.clean()) << rep.summary();
+  for (unsigned t = 0; t < 64; ++t) {
+    for (unsigned i = 0; i < 4; ++i)
+      EXPECT_EQ(out[6 * t + i], t < 10 ? 1000 + 4 * t + i : 0u) << t;
+    EXPECT_EQ(out[6 * t + 4], t < 20 ? 1000 + 2 * t : 0u) << t;
+    EXPECT_EQ(out[6 * t + 5], t < 20 ? 1000 + 2 * t + 1 : 0u) << t;
+  }
+  // Skewed by 4 bytes: every load in range is misaligned; the b128 load of
+  // lane 9 (bytes 148..163) would also straddle num_records (160).
+  LaunchReport bad = launchOrFail(*emu, *k, {{1, 1, 1}, 64},
+                                  {Arg::pointer(in), Arg::pointer(out), Arg::integer(40 * 4), Arg::integer(4)});
+  EXPECT_FALSE(bad.clean());
+  EXPECT_EQ(bad.invalidInstructions, 10 + 20);  // lanes 0..9 (b128) and 0..19 (b64)
+  EXPECT_TRUE(anyMessageHas(bad, "is not aligned to its size")) << bad.summary();
+}
+
 TEST(OutOfBounds, PointerNotFromAllocateIsReported) {
   auto emu = makeEmulator("gfx942");
   auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"

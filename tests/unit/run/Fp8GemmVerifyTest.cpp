@@ -47,7 +47,9 @@ RunOptions emulatorOnGfx942() {
 void expectVerified(const KernelParams &p) {
   Result<RunResult> r = runAndVerify(*findKernel("gemm"), p, emulatorOnGfx942());
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_EQ(r->kernel.name, "gemm_fp8e4m3fnuz_" + p.at("out") + "_128x128x32_w4_s2_gfx942");
+  // Ragged K and N give kernels that assume less of them ("_div4x1"); see
+  // GemmKernel.SpecialisedOnWhatKAndNAreMultiplesOf.
+  EXPECT_EQ(r->kernel.name.rfind("gemm_fp8e4m3fnuz_" + p.at("out") + "_128x128x32_w4_s2", 0), 0u) << r->kernel.name;
   EXPECT_EQ(r->mismatches, 0) << r->verifiedLine() << "\n" << (r->firstMismatches.empty() ? "" : r->firstMismatches[0]);
   EXPECT_EQ(r->elements, std::stoll(p.at("M")) * std::stoll(p.at("N")));
   EXPECT_TRUE(r->stats.checked);

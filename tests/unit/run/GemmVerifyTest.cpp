@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <tuple>
 
 using namespace tilec;
@@ -106,6 +107,42 @@ TEST(GemmTileOrder, EveryTileOnce) {
 
 // A reference that disagrees with the kernel must be caught, element by
 // element, with the first differing elements listed.
+// A kernel compiled for K and N that are multiples of 8 (the default 4096)
+// moves 16 bytes per load; launched on K = 100 it would read across rows, so
+// the launch refuses it with the argument and the requirement named, and a
+// misaligned pointer likewise. The matching sizes launch.
+TEST(GemmDivisibility, LaunchRefusesTensorsTheKernelWasNotCompiledFor) {
+  Result<Kernel> k = findKernel("gemm")->build({});
+  ASSERT_TRUE(k.ok()) << k.error();
+  Result<CompiledKernel> c = compile(*k, {.arch = "gfx942"});
+  ASSERT_TRUE(c.ok()) << c.error();
+  ASSERT_EQ(c->params.size(), 3u);
+  EXPECT_EQ(c->params[0].divisibility, 8);
+  EXPECT_EQ(c->params[1].divisibility, 8);
+  EXPECT_EQ(c->params[2].divisibility, 1);
+  Result<std::unique_ptr<Device>> dev = Device::open(DeviceKind::Emulator, "gfx942");
+  ASSERT_TRUE(dev.ok()) << dev.error();
+  Result<void *> mem = (*dev)->allocate(size_t(1) << 20);
+  ASSERT_TRUE(mem.ok()) << mem.error();
+  std::memset(*mem, 0, size_t(1) << 20);
+  char *base = static_cast<char *>(*mem);
+  auto launch = [&](int64_t K, size_t skew) {
+    return (*dev)->launch(*c, {LaunchArg::tensor(base + skew, {64, K}), LaunchArg::tensor(base + 262144, {K, 64}),
+                               LaunchArg::tensor(base + 524288, {64, 64})});
+  };
+  Result<LaunchStats> ragged = launch(100, 0);
+  ASSERT_FALSE(ragged.ok());
+  EXPECT_NE(ragged.error().find("argument 0 ('A'): innermost extent 100 is not a multiple of 8"), std::string::npos)
+      << ragged.error();
+  Result<LaunchStats> skewed = launch(64, 2);
+  ASSERT_FALSE(skewed.ok());
+  EXPECT_NE(skewed.error().find("argument 0 ('A'): data is not aligned to 16 bytes"), std::string::npos)
+      << skewed.error();
+  Result<LaunchStats> fine = launch(64, 0);
+  ASSERT_TRUE(fine.ok()) << fine.error();
+  EXPECT_TRUE(fine->clean()) << fine->checksLine();
+}
+
 TEST(GemmVerifyHarness, WrongReferenceIsAMismatch) {
   KernelInfo info = *findKernel("gemm");
   auto real = info.problem;
