@@ -2,6 +2,7 @@
 #include "tilec/tilec.hpp"
 
 #include "Dialect/Tile/TileDialect.h"
+#include "Dialect/Tile/TileParse.h"
 #include "Emit/EmitHIP.h"
 #include "JIT/FrontCache.h"
 #include "JIT/JIT.h"
@@ -159,7 +160,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   stageStart = Clock::now();
   llvm::SourceMgr sm;
   sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, &ctx);
+  OwningOpRef<ModuleOp> module = tile::parseTileIR(sm, &ctx);
   if (!module)
     return fail("tilec: error: invalid tile IR", diags.str());
   timings.parseMs = msSince(stageStart);

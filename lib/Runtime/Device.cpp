@@ -62,7 +62,7 @@ Error checkDivisibility(const KernelParamInfo &p, const LaunchArg &a, const std:
     return Error{where + ": innermost extent " + std::to_string(inner) + " is not a multiple of " +
                  std::to_string(p.divisibility) + " (the kernel was compiled for tensors of divisibility " +
                  std::to_string(p.divisibility) + "; compile it for these sizes)"};
-  const int64_t align = std::min<int64_t>(16, p.divisibility * elementBytes(p.elemType));
+  const int64_t align = p.divisibility >= 16 ? 16 : std::min<int64_t>(16, p.divisibility * elementBytes(p.elemType));
   if (reinterpret_cast<uintptr_t>(a.data) % static_cast<uintptr_t>(align) != 0)
     return Error{where + ": data is not aligned to " + std::to_string(align) +
                  " bytes (the kernel was compiled for tensors of divisibility " + std::to_string(p.divisibility) + ")"};

@@ -39,6 +39,15 @@ struct LdsLayout {
   }
 };
 
+/// An LDS tile's value and the views of its buffers (tile.view).
+SmallVector<Value> tileAndViews(tile::AllocOp a) {
+  SmallVector<Value> values = {a.getResult()};
+  for (Operation *u : a->getUsers())
+    if (auto v = dyn_cast<tile::ViewOp>(u))
+      values.push_back(v.getResult());
+  return values;
+}
+
 /// Elements per access of a tile's LDS traffic (the prelude's Lds WriteVec
 /// and ReadVec, and the loads' run length).
 struct AccessWidths {
@@ -83,10 +92,7 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
     lanes.clear();
   };
   // The tile and the views of its buffers (all buffers share the layout).
-  SmallVector<Value> values = {tile.getResult()};
-  for (Operation *u : tile->getUsers())
-    if (auto v = dyn_cast<tile::ViewOp>(u))
-      values.push_back(v.getResult());
+  SmallVector<Value> values = tileAndViews(tile);
   auto isTile = [&](Value v) { return llvm::is_contained(values, v); };
   SmallVector<Operation *> users;
   for (Value v : values)
@@ -193,11 +199,7 @@ int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
 int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
   int64_t run = 0;
   auto visit = [&](tile::LoadOp l) { run = run == 0 ? loadRunOf(l, elemBytes) : std::min(run, loadRunOf(l, elemBytes)); };
-  SmallVector<Value> values = {a.getResult()};
-  for (Operation *u : a->getUsers())
-    if (auto v = dyn_cast<tile::ViewOp>(u))
-      values.push_back(v.getResult());
-  for (Value v : values)
+  for (Value v : tileAndViews(a))
     for (Operation *u : v.getUsers()) {
       if (auto l = dyn_cast<tile::LoadOp>(u); l && l.getDest() == v)
         visit(l);
@@ -217,11 +219,7 @@ int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
 /// needed 256 VGPRs and scratch where 8-byte reads need 233 and none.)
 int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elemBytes) {
   int64_t limit = 0;
-  SmallVector<Value> values = {a.getResult()};
-  for (Operation *u : a->getUsers())
-    if (auto v = dyn_cast<tile::ViewOp>(u))
-      values.push_back(v.getResult());
-  for (Value v : values)
+  for (Value v : tileAndViews(a))
     for (Operation *u : v.getUsers()) {
       auto g = dyn_cast<tile::GemmOp>(u);
       auto instrName = g ? g->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;

@@ -3,6 +3,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cstdlib>
 #include <numeric>
 
 using namespace mlir;
@@ -41,20 +42,26 @@ tile::AllocOp rootAllocOf(Value v) {
   return allocOf(v);
 }
 
-int64_t knownMultiple(Value v) {
+namespace {
+int64_t knownMultipleAt(Value v, int depth) {
   constexpr int64_t kCap = int64_t(1) << 20;  // beyond any vector width
+  if (depth > 16)
+    return 1;  // deep expressions: assume nothing (and bound the recursion)
   if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
-    return std::min<int64_t>(kCap, c.value() < 0 ? -c.value() : c.value());
+    return c.value() == 0 ? 0 : c.value() < -kCap || c.value() > kCap ? kCap : std::abs(c.value());
   if (auto m = v.getDefiningOp<arith::MulIOp>()) {
-    int64_t a = knownMultiple(m.getLhs()), b = knownMultiple(m.getRhs());
+    int64_t a = knownMultipleAt(m.getLhs(), depth + 1), b = knownMultipleAt(m.getRhs(), depth + 1);
     return a == 0 || b == 0 ? 0 : std::min(kCap, a * b);
   }
   if (auto s = v.getDefiningOp<arith::AddIOp>())
-    return std::gcd(knownMultiple(s.getLhs()), knownMultiple(s.getRhs()));
+    return std::gcd(knownMultipleAt(s.getLhs(), depth + 1), knownMultipleAt(s.getRhs(), depth + 1));
   if (auto s = v.getDefiningOp<arith::SubIOp>())
-    return std::gcd(knownMultiple(s.getLhs()), knownMultiple(s.getRhs()));
+    return std::gcd(knownMultipleAt(s.getLhs(), depth + 1), knownMultipleAt(s.getRhs(), depth + 1));
   return 1;
 }
+} // namespace
+
+int64_t knownMultiple(Value v) { return knownMultipleAt(v, 0); }
 
 int64_t loadVecOf(Value tile) {
   tile::AllocOp a = rootAllocOf(tile);

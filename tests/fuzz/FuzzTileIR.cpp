@@ -6,6 +6,7 @@
 // The first input byte picks the target, the rest is the IR text. Any input
 // may fail with diagnostics; none may crash, hang or trip a sanitizer.
 #include "Dialect/Tile/TileDialect.h"
+#include "Dialect/Tile/TileParse.h"
 #include "Emit/EmitHIP.h"
 #include "Target/Target.h"
 #include "Transforms/Passes.h"
@@ -43,7 +44,7 @@ void compileToHip(llvm::StringRef text, const tilec::TargetInfo &target) {
 
   llvm::SourceMgr sm;
   sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz.mlir"), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, &ctx);
+  OwningOpRef<ModuleOp> module = tilec::tile::parseTileIR(sm, &ctx);  // as the driver parses
   if (!module)
     return;
 
