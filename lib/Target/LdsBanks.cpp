@@ -27,8 +27,9 @@ int64_t ldsConflictCycles(const LdsLaneAccess *acc, size_t n, int waveSize, int 
   for (size_t i = 0; i < n; ++i)
     width = std::max(width, acc[i].bytes);
   // The dwords each phase touches (at most 8 phases). One access per lane of
-  // at most 16 bytes fits the fixed arrays; anything else takes the heap.
-  constexpr size_t kPhases = 8, kFixed = 64 * 4;
+  // at most 16 bytes (5 dwords when unaligned) fits the fixed arrays; anything
+  // else takes the heap.
+  constexpr size_t kPhases = 8, kFixed = 64 * 5;
   uint32_t fixed[kPhases][kFixed];
   size_t count[kPhases] = {};
   std::vector<uint32_t> spill[kPhases];

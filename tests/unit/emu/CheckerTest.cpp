@@ -241,6 +241,13 @@ TEST(BankConflicts, WideAccessPhases) {
   for (int l = 0; l < 64; ++l)
     off[l] = 16 * (l % 4) + 64 * ((l % 32) >= 16 && (l % 32) / 4 != 5) + 128 * (l / 4);
   EXPECT_EQ(bankConflictCycles(off, b128, 64, 32), 2);
+  // Unaligned b128, the most dwords a lane touches (5): lane l at 16*l + 2.
+  // Each phase's two runs of 4 lanes cover 17 consecutive dwords each and
+  // meet on 2 banks ({0-3,20-23}: banks 0..16 and 16..31,0) -> 1 extra cycle
+  // in each of the 8 phases.
+  for (int l = 0; l < 64; ++l)
+    off[l] = 16 * l + 2;
+  EXPECT_EQ(bankConflictCycles(off, b128, 64, 32), 8);
   // wave32 (gfx11): b32 is one phase of 32 lanes.
   std::vector<uint32_t> off32(32);
   std::vector<int> b32(32, 4);
