@@ -38,12 +38,6 @@ FailureOr<std::string> cType(Operation *at, Type t) {
 }
 
 /// A C++ float literal for `v`; infinities and NaN through builtins.
-/// An access width recorded by tilec-allocate-lds on an alloc (1 when absent).
-int64_t widthAttr(Operation *op, const char *name) {
-  auto n = op->getAttrOfType<IntegerAttr>(name);
-  return n ? n.getInt() : 1;
-}
-
 std::string floatLiteral(double v) {
   if (std::isnan(v))
     return "__builtin_nanf(\"\")";
@@ -304,7 +298,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
                                    << "' is not placed; run tilec-allocate-lds first";
           std::string swizzle;
           auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle);
-          const int64_t writeVec = widthAttr(a, pattr::kWriteVec), readVec = widthAttr(a, pattr::kReadVec);
+          const int64_t writeVec = accessWidth(a, pattr::kWriteVec), readVec = accessWidth(a, pattr::kReadVec);
           if (sw && sw.size() == 3)
             swizzle = llvm::formatv(", {0}, {1}, {2}", sw[0], sw[1], sw[2]).str();
           if (writeVec > 1 || readVec > 1)
@@ -319,7 +313,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
           FailureOr<std::string> ct = cType(a, t.getElementType());
           if (failed(ct))
             return failure();
-          const int64_t run = widthAttr(a, pattr::kLoadVec);
+          const int64_t run = accessWidth(a, pattr::kLoadVec);
           line() << "tl::Staging<" << *ct << ", " << t.rows() << ", " << t.cols() << ", " << threads
                  << (run > 1 ? ", " + std::to_string(run) : std::string()) << "> " << n << ";  // "
                  << a.displayName() << "\n";

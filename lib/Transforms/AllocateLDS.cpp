@@ -103,13 +103,8 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
     if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest(), runs = true;
     else if (auto g = dyn_cast<tile::GatherOp>(user)) dest = g.getDest();
     else if (auto f = dyn_cast<tile::FillOp>(user)) dest = f.getDest();
-    else if (auto c = dyn_cast<tile::CopyOp>(user)) {
-      // A staging register tile is written to LDS in the order load_tile uses.
-      auto src = allocOf(c.getSource());
-      auto layout = src ? src->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
-      if (layout && layout.getValue() == "staging")
-        dest = c.getDest(), runs = true;
-    }
+    else if (auto c = dyn_cast<tile::CopyOp>(user); c && isStaging(c.getSource()))
+      dest = c.getDest(), runs = true;  // a staging tile is written as load_tile writes
     if (dest && isTile(dest)) {
       const int64_t run = runs ? widths.load : 1, write = runs ? widths.write : 1;
       const int64_t threads = int64_t(waves) * ws, n = rows * cols / run;
@@ -203,7 +198,7 @@ int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
     for (Operation *u : v.getUsers()) {
       if (auto l = dyn_cast<tile::LoadOp>(u); l && l.getDest() == v)
         visit(l);
-      if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getDest() == v)
+      if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getDest() == v && isStaging(c.getSource()))
         if (tile::AllocOp src = allocOf(c.getSource()))
           for (Operation *su : src->getUsers())
             if (auto l = dyn_cast<tile::LoadOp>(su); l && l.getDest() == src.getResult())
@@ -307,6 +302,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       // The widest accesses the tile's users allow; the layout may narrow them.
       const int64_t run = t.getRank() == 2 ? tileLoadRun(a, elemBytes) : 1;
       const AccessWidths limits{run, run, t.getRank() == 2 ? operandReadLimit(a, *target, elemBytes) : 1};
+      std::optional<LdsCost> best;  // the chosen layout's cost, when the search chose it
       if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride)) {
         layout.stride = given.getInt();  // the user's layout
         if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3) {
@@ -333,7 +329,6 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
           return it->second;
         };
         const LdsCost ideal{0, instructions(limits)};
-        std::optional<LdsCost> best;
         for (const LdsLayout &cand : candidateLayouts(t.cols(), elemBytes)) {
           const AccessWidths widths = widthsIn(cand, limits);
           if (best && best->cycles == 0 && instructions(widths) >= best->instructions)
@@ -366,7 +361,8 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
         a->setAttr(pattr::kSwizzle, b.getDenseI64ArrayAttr({layout.vec, layout.perPhase, layout.maxPhase}));
       const AccessWidths widths = widthsIn(layout, limits);
       if (t.getRank() == 2)
-        a->setAttr(pattr::kBankConflicts, b.getI64IntegerAttr(modelCost(a, layout, widths, *target, waves).cycles));
+        a->setAttr(pattr::kBankConflicts,
+                   b.getI64IntegerAttr((best ? *best : modelCost(a, layout, widths, *target, waves)).cycles));
       auto setWidth = [&](Operation *op, const char *name, int64_t w) {
         if (w > 1)
           op->setAttr(name, b.getI64IntegerAttr(w));
@@ -382,9 +378,8 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       }
       // The staging tiles that feed this one load in the same runs.
       for (Operation *u : users)
-        if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a)
-          if (tile::AllocOp src = allocOf(c.getSource()))
-            setWidth(src, pattr::kLoadVec, widths.load);
+        if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a && isStaging(c.getSource()))
+          setWidth(allocOf(c.getSource()), pattr::kLoadVec, widths.load);
       Block blk{a, a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes, 0, 0};
       span(users, blk.first, blk.last);
       blocks.push_back(blk);

@@ -63,10 +63,17 @@ int64_t knownMultipleAt(Value v, int depth) {
 
 int64_t knownMultiple(Value v) { return knownMultipleAt(v, 0); }
 
-int64_t loadVecOf(Value tile) {
-  tile::AllocOp a = rootAllocOf(tile);
-  auto n = a ? a->getAttrOfType<IntegerAttr>(pattr::kLoadVec) : nullptr;
+int64_t accessWidth(Operation *alloc, llvm::StringRef name) {
+  auto n = alloc ? alloc->getAttrOfType<IntegerAttr>(name) : nullptr;
   return n ? n.getInt() : 1;
+}
+
+int64_t loadVecOf(Value tile) { return accessWidth(rootAllocOf(tile), pattr::kLoadVec); }
+
+bool isStaging(Value v) {
+  auto a = allocOf(v);
+  auto layout = a ? a->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+  return layout && layout.getValue() == "staging";
 }
 
 LogicalResult verifyDivisibility(func::FuncOp f) {

@@ -28,9 +28,16 @@ tile::AllocOp rootAllocOf(mlir::Value tile);
 /// from constants, products and sums; 0 when v is known to be 0.
 int64_t knownMultiple(mlir::Value v);
 
+/// An access width (`load_vec`, `write_vec`, `read_vec`) that
+/// tilec-allocate-lds recorded on an alloc; 1 when absent.
+int64_t accessWidth(mlir::Operation *alloc, llvm::StringRef name);
+
 /// Elements per global load of the tile.load ops writing `tile` (the
-/// `load_vec` that tilec-allocate-lds records on its alloc; 1 without one).
+/// `load_vec` of its alloc, through views; 1 without one).
 int64_t loadVecOf(mlir::Value tile);
+
+/// A register tile that stages a prefetched LDS tile (tilec-pipeline-loops).
+bool isStaging(mlir::Value tile);
 
 /// The kernel arguments' `tile.divisibility` attributes are positive powers of
 /// two on tensor arguments; otherwise an error on the kernel.

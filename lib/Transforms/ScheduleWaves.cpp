@@ -34,12 +34,6 @@ std::optional<Schedule> scheduleOf(scf::ForOp loop) {
   return Schedule{flag("interleave"), flag("setprio"), flag("ping_pong")};
 }
 
-/// A register tile that stages a prefetched LDS tile (tilec-pipeline-loops).
-bool isStaging(Value v) {
-  auto a = allocOf(v);
-  auto layout = a ? a->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
-  return layout && layout.getValue() == "staging";
-}
 
 /// Global loads per lane a tile.load issues (one run of load_vec elements per
 /// thread per step).

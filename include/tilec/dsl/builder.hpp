@@ -63,10 +63,11 @@ public:
     if (rank < 1 || rank > 2)
       s.report("tensor", "tensor '" + name + "' must have rank 1 or 2, got " + std::to_string(rank));
     const int64_t d = options.divisibility;
-    if (d < 1 || d > 1024 || (d & (d - 1)) != 0)
+    const bool validDivisibility = d >= 1 && d <= 1024 && (d & (d - 1)) == 0;
+    if (!validDivisibility)
       s.report("tensor", "tensor '" + name + "': divisibility must be a power of two in [1, 1024], got " +
                              std::to_string(d));
-    std::string ssa = addArg(name, ArgKind::Tensor, dtype, rank, d > 1 && (d & (d - 1)) == 0 && d <= 1024 ? d : 1);
+    std::string ssa = addArg(name, ArgKind::Tensor, dtype, rank, validDivisibility ? d : 1);
     s.tensors.push_back({name, ssa, dtype, rank, static_cast<int>(s.args.size()) - 1});
     return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
   }

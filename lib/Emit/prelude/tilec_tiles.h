@@ -143,6 +143,9 @@ template <class T, unsigned Flags> struct Global {
   /// row past its end lies past num_records too (the hardware drops the
   /// access; offsets are int32, as everywhere here).
   bool whole = true;
+  /// A byte offset past every buffer (num_records <= 0x7fffffff): the access
+  /// of an element outside the tensor, which the hardware skips.
+  static constexpr int outside = 0x7fffffff & ~3;
   TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c), pitch(c), origin(0) {
     long bytes = (long)r * c * (long)sizeof(T);
     rsrc = hw::make_rsrc(p, (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes), Flags);
@@ -161,7 +164,7 @@ template <class T, unsigned Flags> struct Global {
   /// outside (loads).
   TL_INLINE int offset(int r, int c) const {
     bool in = r >= 0 && r < rows && c >= 0 && c < cols;
-    return in ? (origin + r * pitch + c) * (int)sizeof(T) : 0x7fffffff & ~3;
+    return in ? (origin + r * pitch + c) * (int)sizeof(T) : outside;
   }
   /// offset() for stores: the same value, tested without short-circuits. Both
   /// forms are what clang compiles fastest where they are used (instructions
@@ -170,7 +173,7 @@ template <class T, unsigned Flags> struct Global {
   /// element-wise loads).
   TL_INLINE int store_offset(int r, int c) const {
     const bool in = ((unsigned)r < (unsigned)rows) & ((unsigned)c < (unsigned)cols);
-    return in ? (origin + r * pitch + c) * (int)sizeof(T) : 0x7fffffff & ~3;
+    return in ? (origin + r * pitch + c) * (int)sizeof(T) : outside;
   }
   static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4, "Global: elements of 1, 2 or 4 bytes");
   /// N elements (N * sizeof(T) = 1..16 bytes) from (r, c) on, as raw bits;
@@ -190,14 +193,7 @@ template <class T, unsigned Flags> struct Global {
     else
       return hw::buffer_load_b8(rsrc, offset(r, c));
   }
-  TL_INLINE T load(int r, int c) const {
-    if constexpr (sizeof(T) == 4)
-      return __builtin_bit_cast(T, hw::buffer_load_b32(rsrc, offset(r, c)));
-    else if constexpr (sizeof(T) == 2)
-      return __builtin_bit_cast(T, hw::buffer_load_b16(rsrc, offset(r, c)));
-    else
-      return __builtin_bit_cast(T, hw::buffer_load_b8(rsrc, offset(r, c)));
-  }
+  TL_INLINE T load(int r, int c) const { return __builtin_bit_cast(T, load_raw<1>(r, c)); }
   TL_INLINE void store(int r, int c, T v) const { store_at(store_offset(r, c), v); }
   /// Stores v at byte offset `off` (past num_records: dropped).
   TL_INLINE void store_at(int off, T v) const {
@@ -254,7 +250,7 @@ struct Lds {
 /// writes LDS in.
 template <class T, int Rows, int Cols, int Threads, int Vec = 1> struct Staging {
   static_assert(Cols % Vec == 0, "Staging: rows split into whole runs");
-  static constexpr int rows = Rows, cols = Cols, vec = Vec, runs = Rows * Cols / Vec,
+  static constexpr int rows = Rows, cols = Cols, runs = Rows * Cols / Vec,
                        perThread = (runs + Threads - 1) / Threads;
   raw_t<Vec * (int)sizeof(T)> v[perThread];
 };
@@ -716,7 +712,7 @@ template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, in
       for (int j = 0; j < A::TN; ++j) {
         const int dc = j * At::N;
         const bool in = rowIn & ((unsigned)(col0 + dc) < (unsigned)g.cols);
-        g.store_at(in ? base + dr * rowBytes + dc * eb : 0x7fffffff & ~3, from_f32<T>(t.v[i][j][e]));
+        g.store_at(in ? base + dr * rowBytes + dc * eb : G::outside, from_f32<T>(t.v[i][j][e]));
       }
     }
 }

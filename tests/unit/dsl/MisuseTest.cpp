@@ -46,6 +46,15 @@ TEST(Misuse, GemmShapeMismatch) {
                        "C 128x128xf32 (reg)"}));
 }
 
+// TensorOptions::divisibility promises a power of two (what the loads may
+// move at once and what every launch checks).
+TEST(Misuse, DivisibilityNotAPowerOfTwo) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  f.kb.tensor("D", DType::bf16, 2, {.divisibility = 6});
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tensor", {"tensor 'D': divisibility must be a power of two in [1, 1024], got 6"}));
+}
+
 TEST(Misuse, GemmTransposedShapeMismatch) {
   Fixture f;
   int line = __LINE__ + 1;
