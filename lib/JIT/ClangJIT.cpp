@@ -58,6 +58,15 @@ void initializeAMDGPUBackend() {
   });
 }
 
+/// Backend flags of every in-process compile (before the request's options).
+/// `-enable-gvn-memdep=false`: GVN stops looking for redundant loads through
+/// memory dependences. The emitted code never loads a value twice (the tile
+/// primitives keep values in registers), so the search finds nothing: the code
+/// objects of every shipped kernel on every target are byte-identical with and
+/// without it (tests/lit/tilec/jit-backend-flags.test checks two), and it was
+/// 5% of clang's work on the default GEMM (docs/perf/notes.md).
+constexpr const char *kBackendFlags[] = {"-mllvm", "-enable-gvn-memdep=false"};
+
 /// Applies the driver's `-mllvm` flags (e.g. -amdgpu-internalize-symbols) to
 /// the registered cl::opts. cl::ParseCommandLineOptions is not used: it would
 /// also validate the host tool's own (already parsed) options. Each distinct
@@ -177,6 +186,8 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
                                     "-nogpuinc", "-resource-dir", TILEC_CLANG_RESOURCE_DIR,
                                     includeFlag.c_str(), cuidFlag.c_str()};
   for (const char *opt : kDefaultOptions)
+    args.push_back(opt);
+  for (const char *opt : kBackendFlags)
     args.push_back(opt);
   for (const std::string &opt : request.options)
     args.push_back(opt.c_str());

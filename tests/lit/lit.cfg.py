@@ -16,6 +16,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.tilec_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["tilec-opt", "tilec", "FileCheck", "not", "count"], tool_dirs)
+config.substitutions.append(("%prelude", os.path.join(config.tilec_src_root, "lib", "Emit", "prelude")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # Tests never touch the user's cache.
 config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
