@@ -11,6 +11,8 @@ install(TARGETS tilec_lib EXPORT tilecTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tilec tilec-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${TILEC_PCH_DIR}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tilec/pch
+        FILES_MATCHING PATTERN "*.pch")
 # The compiler behind the `tilec` launcher (tools/tilec/CMakeLists.txt).
 install(TARGETS tilec_cli LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT tilecTargets NAMESPACE tilec:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)

@@ -197,7 +197,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   stageStart = Clock::now();
   jit::CompileRequest req;
   req.source = hip->source;
-  req.headers = {{"tilec_prelude.h", devicePreludeText()}};
+  req.headers = {{kPreludeHeaderName, devicePreludeText()}};
   req.kernelName = hip->name;
   req.target = target;
   req.options = hip->jitOptions;

@@ -1,6 +1,7 @@
 // HIP C++ emission from tile IR that has been through the target pipeline.
 #pragma once
 
+#include "Emit/Prelude.h"
 #include "Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,12 +37,5 @@ struct EmittedKernel {
 /// Emits `kernel` as HIP C++ for `target`. Unsupported constructs are reported
 /// as diagnostics on the offending op and yield failure.
 mlir::FailureOr<EmittedKernel> emitHIP(mlir::func::FuncOp kernel, const TargetInfo &target);
-
-/// The device prelude's text (embedded at build time): the AMDGPU hardware
-/// layer and the tile primitives, handed to the JIT as "tilec_prelude.h".
-const std::string &devicePreludeText();
-/// The emulator prelude: the same tile primitives over the CPU wavefront
-/// emulator's hardware layer.
-const std::string &emulatorPreludeText();
 
 } // namespace tilec

@@ -18,6 +18,8 @@
 #include "clang/Driver/Tool.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/CompilerInvocation.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/SmallString.h"
@@ -33,6 +35,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cstdlib>
+#include <map>
 #include <mutex>
 
 LLD_HAS_DRIVER(elf)
@@ -139,147 +143,329 @@ std::string sourceFileName(const CompileRequest &request) {
   return (request.kernelName.empty() ? std::string("kernel") : request.kernelName) + ".hip";
 }
 
-llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
-  initializeAMDGPUBackend();
+namespace {
 
-  // Source and headers live in memory, over the real file system (for the
-  // builtin headers of the resource folder).
-  auto memoryFS = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
-  fs->pushOverlay(memoryFS);
-  auto addVirtual = [&](llvm::StringRef name, llvm::StringRef contents) {
+/// The request's files in memory, over the real file system (for the builtin
+/// headers of the resource folder).
+class VirtualFiles {
+public:
+  VirtualFiles()
+      : memory_(llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>()),
+        fs_(llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+            llvm::vfs::getRealFileSystem())) {
+    fs_->pushOverlay(memory_);
+  }
+  /// Adds `name` (in kVirtualDir) and returns its path.
+  std::string add(llvm::StringRef name, std::unique_ptr<llvm::MemoryBuffer> contents) {
     llvm::SmallString<256> p(kVirtualDir);
     llvm::sys::path::append(p, name);
-    memoryFS->addFile(p, 0, llvm::MemoryBuffer::getMemBufferCopy(contents, p));
+    memory_->addFile(p, 0, std::move(contents));
     return std::string(p);
-  };
+  }
+  std::string add(llvm::StringRef name, llvm::StringRef contents) {
+    return add(name, llvm::MemoryBuffer::getMemBufferCopy(contents, name));
+  }
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs() const { return fs_; }
+
+private:
+  llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory_;
+  llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs_;
+};
+
+/// One compile's driver plan: its cc1 job as a CompilerInvocation and its
+/// link job. Everything clang and lld print goes to `log`.
+class ClangRun {
+public:
+  ClangRun(const CompileRequest &request, const VirtualFiles &files)
+      : request_(request), files_(files), logOS_(log_),
+        driverDiagOpts_(new clang::DiagnosticOptions),
+        driverPrinter_(logOS_, driverDiagOpts_.get()),
+        driverDiags_(llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs>(new clang::DiagnosticIDs),
+                     driverDiagOpts_, &driverPrinter_, /*ShouldOwnClient=*/false) {}
+
+  ~ClangRun() {
+    if (compilation_)
+      compilation_->CleanupFileList(compilation_->getTempFiles());
+  }
+
+  /// Plans `clang <flags> <inputPath> -o <outputPath>` and configures its cc1 job.
+  llvm::Error plan(const std::string &inputPath, const std::string &outputPath) {
+    std::string archFlag = "--offload-arch=" + request_.target->arch;
+    std::string includeFlag = ("-I" + kVirtualDir).str();
+    // The compilation-unit id names a symbol (__hip_cuid_*) in the code
+    // object; the driver picks a random one. Derive it from the request
+    // instead, so equal requests give byte-identical code objects.
+    std::string cuidFlag =
+        "-cuid=" + llvm::utohexstr(llvm::xxh3_64bits(request_.kernelName + "\n" + request_.source),
+                                   /*LowerCase=*/true);
+    std::vector<const char *> args = {"clang",     "-x",          "hip",
+                                      archFlag.c_str(), "--offload-device-only",
+                                      "--no-gpu-bundle-output",   "-nogpulib",
+                                      "-nogpuinc", "-resource-dir", TILEC_CLANG_RESOURCE_DIR,
+                                      includeFlag.c_str(), cuidFlag.c_str()};
+    for (const char *opt : kDefaultOptions)
+      args.push_back(opt);
+    for (const char *opt : kBackendFlags)
+      args.push_back(opt);
+    for (const std::string &opt : request_.options)
+      args.push_back(opt.c_str());
+    args.insert(args.end(), {inputPath.c_str(), "-o", outputPath.c_str()});
+
+    clang::driver::Driver driver(TILEC_CLANG_EXECUTABLE, llvm::sys::getDefaultTargetTriple(),
+                                 driverDiags_, "tilec JIT", files_.fs());
+    driver.setCheckInputsExist(false);
+    driver.ResourceDir = TILEC_CLANG_RESOURCE_DIR;
+    compilation_.reset(driver.BuildCompilation(args));
+    if (!compilation_ || driverDiags_.hasErrorOccurred())
+      return error("plan the compile of");
+    for (const clang::driver::Command &job : compilation_->getJobs()) {
+      const llvm::opt::ArgStringList &jobArgs = job.getArguments();
+      if (!jobArgs.empty() && llvm::StringRef(jobArgs.front()) == "-cc1")
+        cc1Job_ = &job;
+      else if (llvm::sys::path::filename(job.getExecutable()).contains("lld"))
+        linkJob_ = &job;  // AMDGCN::Linker: lld -flavor gnu
+    }
+    if (!cc1Job_ || !linkJob_ || cc1Job_->getOutputFilenames().size() != 1)
+      return error("plan the compile of",
+                   "unexpected driver jobs (expected one cc1 job and one link job)");
+
+    invocation_ = std::make_shared<clang::CompilerInvocation>();
+    if (!clang::CompilerInvocation::CreateFromArgs(
+            *invocation_, llvm::ArrayRef(cc1Job_->getArguments()).drop_front(), driverDiags_,
+            TILEC_CLANG_EXECUTABLE))
+      return error("configure the compile of");
+    invocation_->getFrontendOpts().DisableFree = false;
+    invocation_->getCodeGenOpts().DisableFree = false;
+    return applyBackendFlags(invocation_->getFrontendOpts().LLVMArgs);
+  }
+
+  clang::CompilerInvocation &invocation() { return *invocation_; }
+
+  /// Runs the cc1 job with `action`; `output` receives what the action writes
+  /// to the output stream (EmitObjAction: the object).
+  llvm::Error runFrontend(clang::FrontendAction &action, llvm::StringRef stage,
+                          llvm::SmallVectorImpl<char> *output) {
+    clang::CompilerInstance instance;
+    instance.setInvocation(invocation_);
+    clang::TextDiagnosticPrinter printer(logOS_, &invocation_->getDiagnosticOpts());
+    instance.createDiagnostics(&printer, /*ShouldOwnClient=*/false);
+    instance.createFileManager(files_.fs());
+    instance.setVerboseOutputStream(logOS_);  // "N errors generated" goes to the log
+    if (output)
+      instance.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(*output));
+    bool ok = instance.ExecuteAction(action);
+    printer.finish();
+    if (!ok || instance.getDiagnostics().hasErrorOccurred())
+      return error(stage);
+    return llvm::Error::success();
+  }
+
+  /// lld: `object` -> the code object at the planned output path.
+  llvm::Error link(llvm::StringRef object) {
+    // The object goes where the driver planned it.
+    const std::string &objectPath = cc1Job_->getOutputFilenames().front();
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream objectOS(objectPath, ec);
+      if (ec)
+        return error("write the object of", ec.message());
+      objectOS << object;
+    }
+    std::vector<const char *> linkArgs = {"ld.lld"};
+    for (const char *arg : linkJob_->getArguments())
+      linkArgs.push_back(arg);
+    std::lock_guard<std::mutex> lock(lldMutex());
+    static bool lldUsable = true;
+    if (!lldUsable)
+      return error("link", "lld failed earlier in a way that forbids another link in this process");
+    lld::Result result = lld::lldMain(linkArgs, logOS_, logOS_, {{lld::Gnu, &lld::elf::link}});
+    lldUsable = result.canRunAgain;
+    if (result.retCode != 0)
+      return error("link");
+    return llvm::Error::success();
+  }
+
+  std::string &log() { return log_; }
+
+  llvm::Error error(llvm::StringRef stage) { return compileError(request_, stage, log_); }
+  llvm::Error error(llvm::StringRef stage, llvm::StringRef detail) {
+    return compileError(request_, stage, detail);
+  }
+
+private:
+  const CompileRequest &request_;
+  const VirtualFiles &files_;
+  std::string log_;
+  llvm::raw_string_ostream logOS_;
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> driverDiagOpts_;
+  clang::TextDiagnosticPrinter driverPrinter_;
+  clang::DiagnosticsEngine driverDiags_;
+  std::unique_ptr<clang::driver::Compilation> compilation_;
+  const clang::driver::Command *cc1Job_ = nullptr;
+  const clang::driver::Command *linkJob_ = nullptr;
+  std::shared_ptr<clang::CompilerInvocation> invocation_;
+};
+
+llvm::Expected<std::vector<char>> readWholeFile(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read %s: %s", path.c_str(),
+                                   buffer.getError().message().c_str());
+  return std::vector<char>((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
+}
+
+/// Options a precompiled header built with the defaults serves: they change
+/// code generation only, never what the header's text means.
+bool servedByPrecompiledHeader(llvm::ArrayRef<std::string> options) {
+  return llvm::all_of(options, [](const std::string &opt) {
+    return opt == "-O2" || opt == "-O3" || opt == "-fno-slp-vectorize";
+  });
+}
+
+/// Process-wide memory of the precompiled headers read from disk, by path.
+/// A missing file is remembered too (as null), so it is looked for once.
+std::shared_ptr<const std::vector<char>> loadPrecompiledHeader(const std::string &path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const std::vector<char>>> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = loaded.try_emplace(path);
+  if (inserted) {
+    if (llvm::Expected<std::vector<char>> bytes = readWholeFile(path))
+      it->second = std::make_shared<const std::vector<char>>(std::move(*bytes));
+    else
+      llvm::consumeError(bytes.takeError());
+  }
+  return it->second;
+}
+
+/// Compiles `request` to a code object; with `pch`, the request's first header
+/// comes from that precompiled header instead of being parsed.
+llvm::Expected<CodeObject> compileOnce(const CompileRequest &request,
+                                       const std::vector<char> *pch,
+                                       const std::string &pchOrigin) {
+  VirtualFiles files;
   for (const auto &[name, contents] : request.headers)
-    addVirtual(name, contents);
-  std::string sourcePath = addVirtual(sourceFileName(request), request.source);
+    files.add(name, contents);
+  std::string sourcePath = files.add(sourceFileName(request), request.source);
+  std::string pchPath;
+  if (pch)
+    pchPath = files.add(llvm::sys::path::filename(pchOrigin),
+                        llvm::MemoryBuffer::getMemBuffer(
+                            llvm::StringRef(pch->data(), pch->size()), "pch",
+                            /*RequiresNullTerminator=*/false));
 
   TempDir temp;
   if (llvm::Error err = temp.create())
     return std::move(err);
   std::string outputPath = temp.file("kernel.co");
 
-  // Everything clang and lld print goes to `log`.
-  std::string log;
-  llvm::raw_string_ostream logOS(log);
-  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> driverDiagOpts(new clang::DiagnosticOptions);
-  clang::TextDiagnosticPrinter driverPrinter(logOS, driverDiagOpts.get());
-  clang::DiagnosticsEngine driverDiags(
-      llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs>(new clang::DiagnosticIDs), driverDiagOpts,
-      &driverPrinter, /*ShouldOwnClient=*/false);
+  ClangRun run(request, files);
+  if (llvm::Error err = run.plan(sourcePath, outputPath))
+    return std::move(err);
+  if (pch)
+    run.invocation().getPreprocessorOpts().ImplicitPCHInclude = pchPath;
 
-  // 1. The driver plans the jobs.
-  std::string archFlag = "--offload-arch=" + request.target->arch;
-  std::string includeFlag = ("-I" + kVirtualDir).str();
-  // The compilation-unit id names a symbol (__hip_cuid_*) in the code object;
-  // the driver picks a random one. Derive it from the request instead, so equal
-  // requests give byte-identical code objects.
-  std::string cuidFlag =
-      "-cuid=" + llvm::utohexstr(llvm::xxh3_64bits(request.kernelName + "\n" + request.source),
-                                 /*LowerCase=*/true);
-  std::vector<const char *> args = {"clang",     "-x",          "hip",
-                                    archFlag.c_str(), "--offload-device-only",
-                                    "--no-gpu-bundle-output",   "-nogpulib",
-                                    "-nogpuinc", "-resource-dir", TILEC_CLANG_RESOURCE_DIR,
-                                    includeFlag.c_str(), cuidFlag.c_str()};
-  for (const char *opt : kDefaultOptions)
-    args.push_back(opt);
-  for (const char *opt : kBackendFlags)
-    args.push_back(opt);
-  for (const std::string &opt : request.options)
-    args.push_back(opt.c_str());
-  args.insert(args.end(), {sourcePath.c_str(), "-o", outputPath.c_str()});
-
-  clang::driver::Driver driver(TILEC_CLANG_EXECUTABLE, llvm::sys::getDefaultTargetTriple(),
-                               driverDiags, "tilec JIT", fs);
-  driver.setCheckInputsExist(false);
-  driver.ResourceDir = TILEC_CLANG_RESOURCE_DIR;
-  std::unique_ptr<clang::driver::Compilation> compilation(driver.BuildCompilation(args));
-  if (!compilation || driverDiags.hasErrorOccurred())
-    return compileError(request, "plan the compile of", log);
-  struct CleanTempFiles {
-    clang::driver::Compilation &c;
-    ~CleanTempFiles() { c.CleanupFileList(c.getTempFiles()); }
-  } cleanTempFiles{*compilation};
-
-  const clang::driver::Command *cc1Job = nullptr;
-  const clang::driver::Command *linkJob = nullptr;
-  for (const clang::driver::Command &job : compilation->getJobs()) {
-    const llvm::opt::ArgStringList &jobArgs = job.getArguments();
-    if (!jobArgs.empty() && llvm::StringRef(jobArgs.front()) == "-cc1")
-      cc1Job = &job;
-    else if (llvm::sys::path::filename(job.getExecutable()).contains("lld"))
-      linkJob = &job;  // AMDGCN::Linker: lld -flavor gnu
-  }
-  if (!cc1Job || !linkJob || cc1Job->getOutputFilenames().size() != 1)
-    return compileError(request, "plan the compile of",
-                        "unexpected driver jobs (expected one cc1 job and one link job)");
-
-  // 2. cc1: HIP -> AMDGPU object, in memory.
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(
-          *invocation, llvm::ArrayRef(cc1Job->getArguments()).drop_front(), driverDiags,
-          TILEC_CLANG_EXECUTABLE))
-    return compileError(request, "configure the compile of", log);
-  invocation->getFrontendOpts().DisableFree = false;
-  invocation->getCodeGenOpts().DisableFree = false;
-  if (llvm::Error err = applyBackendFlags(invocation->getFrontendOpts().LLVMArgs))
+  // cc1: HIP -> AMDGPU object, in memory; then lld: object -> code object.
+  llvm::SmallString<0> object;
+  clang::EmitObjAction action;
+  if (llvm::Error err = run.runFrontend(action, "compile", &object))
+    return std::move(err);
+  if (llvm::Error err = run.link(object))
     return std::move(err);
 
-  clang::CompilerInstance instance;
-  instance.setInvocation(invocation);
-  clang::TextDiagnosticPrinter printer(logOS, &invocation->getDiagnosticOpts());
-  instance.createDiagnostics(&printer, /*ShouldOwnClient=*/false);
-  instance.createFileManager(fs);
-  instance.setVerboseOutputStream(logOS);  // "N errors generated" goes to the log
-  llvm::SmallString<0> object;
-  instance.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-  clang::EmitObjAction action;
-  bool compiled = instance.ExecuteAction(action);
-  printer.finish();
-  if (!compiled || instance.getDiagnostics().hasErrorOccurred())
-    return compileError(request, "compile", log);
-
-  // 3. lld: object -> code object. The object goes where the driver planned it.
-  const std::string &objectPath = cc1Job->getOutputFilenames().front();
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream objectOS(objectPath, ec);
-    if (ec)
-      return compileError(request, "write the object of", ec.message());
-    objectOS << object;
-  }
-  std::vector<const char *> linkArgs = {"ld.lld"};
-  for (const char *arg : linkJob->getArguments())
-    linkArgs.push_back(arg);
-  {
-    std::lock_guard<std::mutex> lock(lldMutex());
-    static bool lldUsable = true;
-    if (!lldUsable)
-      return compileError(request, "link",
-                          "lld failed earlier in a way that forbids another link in this process");
-    lld::Result result =
-        lld::lldMain(linkArgs, logOS, logOS, {{lld::Gnu, &lld::elf::link}});
-    lldUsable = result.canRunAgain;
-    if (result.retCode != 0)
-      return compileError(request, "link", log);
-  }
-
-  auto buffer = llvm::MemoryBuffer::getFile(outputPath, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return compileError(request, "read the code object of", buffer.getError().message());
-
+  llvm::Expected<std::vector<char>> elf = readWholeFile(outputPath);
+  if (!elf)
+    return run.error("read the code object of", llvm::toString(elf.takeError()));
   CodeObject code;
-  code.elf.assign((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
+  code.elf = std::move(*elf);
   code.compiler = JitKind::Clang;
   code.compilerIdentity = clangIdentity();
-  code.log = std::move(log);
+  code.log = std::move(run.log());
+  if (pch)
+    code.precompiledHeader = pchOrigin;
   return code;
 }
 
+} // namespace
+
+llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
+  initializeAMDGPUBackend();
+  std::shared_ptr<const std::vector<char>> pch;
+  std::string pchName = precompiledHeaderName(request);
+  llvm::SmallString<256> pchPath(precompiledHeaderDir());
+  if (!pchName.empty() && !pchPath.empty() && servedByPrecompiledHeader(request.options)) {
+    llvm::sys::path::append(pchPath, pchName);
+    pch = loadPrecompiledHeader(std::string(pchPath));
+  }
+  if (!pch)
+    return compileOnce(request, nullptr, "");
+
+  llvm::Expected<CodeObject> code = compileOnce(request, pch.get(), std::string(pchPath));
+  if (code)
+    return code;
+  // A precompiled header clang cannot read (damaged, or from another clang
+  // build) must not fail the compile: say so and parse the header instead.
+  std::string message = llvm::toString(code.takeError());
+  if (!llvm::StringRef(message).contains(pchName))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+  llvm::Expected<CodeObject> parsed = compileOnce(request, nullptr, "");
+  if (parsed)
+    parsed->log = "tilec: warning: precompiled header " + std::string(pchPath) +
+                  " is not usable; the header was parsed instead:\n" + message + "\n" + parsed->log;
+  return parsed;
+}
+
 } // namespace detail
+
+std::string precompiledHeaderName(const CompileRequest &request) {
+  using namespace detail;
+  if (request.headers.empty() || !request.target)
+    return "";
+  const auto &[name, contents] = request.headers.front();
+  std::string recipe = clangIdentity() + "\n" + request.target->arch + "\n" + name + "\n";
+  for (const char *opt : kDefaultOptions)
+    recipe += std::string(opt) + "\n";
+  for (const char *opt : kBackendFlags)
+    recipe += std::string(opt) + "\n";
+  recipe += contents;
+  return (llvm::sys::path::stem(name) + "-" + request.target->arch + "-" +
+          llvm::utohexstr(llvm::xxh3_64bits(recipe), /*LowerCase=*/true) + ".pch")
+      .str();
+}
+
+llvm::Expected<std::vector<char>> precompileHeader(const CompileRequest &request) {
+  using namespace detail;
+  initializeAMDGPUBackend();
+  if (request.headers.empty())
+    return compileError(request, "precompile a header of", "the request has no header");
+  VirtualFiles files;
+  for (const auto &[name, contents] : request.headers)
+    files.add(name, contents);
+  std::string headerPath = files.add(request.headers.front().first, request.headers.front().second);
+
+  TempDir temp;
+  if (llvm::Error err = temp.create())
+    return std::move(err);
+  CompileRequest defaults = request;
+  defaults.options.clear();  // built with the defaults; servedByPrecompiledHeader says for what
+  ClangRun run(defaults, files);
+  if (llvm::Error err = run.plan(headerPath, temp.file("unused.co")))
+    return std::move(err);
+  std::string pchPath = temp.file("header.pch");
+  run.invocation().getFrontendOpts().ProgramAction = clang::frontend::GeneratePCH;
+  run.invocation().getFrontendOpts().OutputFile = pchPath;
+  clang::GeneratePCHAction action;
+  if (llvm::Error err = run.runFrontend(action, "precompile a header of", nullptr))
+    return std::move(err);
+  return readWholeFile(pchPath);
+}
+
+std::string precompiledHeaderDir() {
+  if (const char *dir = std::getenv("TILEC_PCH_DIR"))
+    return dir;
+  if (llvm::sys::fs::is_directory(TILEC_BUILD_PCH_DIR))
+    return TILEC_BUILD_PCH_DIR;
+  return TILEC_INSTALLED_PCH_DIR;
+}
 } // namespace tilec::jit

@@ -57,6 +57,7 @@ struct CodeObject {
   JitKind compiler = JitKind::Clang;
   std::string compilerIdentity;  ///< "hipRTC (ROCm 5.2.21153)", "clang 19.1.7 (in-process)"
   std::string log;               ///< compiler warnings of a successful compile
+  std::string precompiledHeader; ///< the precompiled header a clang compile loaded, if any
   bool fromCache = false;
 };
 
@@ -74,6 +75,26 @@ std::string hipRTCIdentity();
 
 /// "clang 19.1.7 (in-process)".
 std::string clangIdentity();
+
+/// Precompiled headers (clang path only). A request whose first header has a
+/// precompiled header in `precompiledHeaderDir()`, named
+/// `precompiledHeaderName(request)`, and whose options are among -O2, -O3 and
+/// -fno-slp-vectorize, loads that header instead of parsing it; the code
+/// object is the same. A header clang cannot read is parsed instead, with a
+/// warning in CodeObject::log. The build precompiles the device prelude for
+/// every known target (tools/tilec-pch).
+///
+/// File name of the precompiled first header of `request`: its stem, the
+/// arch and a hash of the clang version, the default flags and the header's
+/// text, e.g. "tilec_prelude-gfx942-0123456789abcdef.pch". Empty without a
+/// header or a target.
+std::string precompiledHeaderName(const CompileRequest &request);
+/// $TILEC_PCH_DIR, else the build tree's folder of precompiled headers when it
+/// exists, else the installed one (<prefix>/share/tilec/pch).
+std::string precompiledHeaderDir();
+/// Precompiles the first header of `request` for its target with the default
+/// flags (its source and options are not used).
+llvm::Expected<std::vector<char>> precompileHeader(const CompileRequest &request);
 
 /// Disassembly of the executable sections, in the style of `llvm-objdump -d`:
 /// a "<symbol>:" line per function, then one instruction per line followed by
