@@ -75,9 +75,10 @@ int64_t contiguousRun(const LdsLayout &layout, int64_t limit) {
 /// element per write), and the operand reads of tile.gemm (per the chosen
 /// instruction's lane layout, amd-targets.md sections 1-2: `widths.read`
 /// elements per read along a row, one element per read down a column).
+/// `inst` returns false to stop the walk.
 void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const AccessWidths &widths,
                            const TargetInfo &target, int waves,
-                           const std::function<void(const std::vector<LdsLaneAccess> &)> &inst) {
+                           llvm::function_ref<bool(const std::vector<LdsLaneAccess> &)> inst) {
   tile::TileType t = tile.getType();
   const int ws = target.waveSize;
   const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
@@ -86,9 +87,10 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
   auto add = [&](int l, int64_t r, int64_t c, int64_t elems) {
     lanes.push_back({l, static_cast<uint32_t>(layout.index(r, c) * eb), static_cast<int>(elems * eb)});
   };
+  bool stopped = false;
   auto flush = [&] {
-    if (!lanes.empty())
-      inst(lanes);
+    if (!lanes.empty() && !inst(lanes))
+      stopped = true;
     lanes.clear();
   };
   // The tile and the views of its buffers (all buffers share the layout).
@@ -117,6 +119,8 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
                 add(l, i / cols, i % cols + q * write, write);
             }
             flush();
+            if (stopped)
+              return;
           }
       continue;
     }
@@ -146,13 +150,17 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
               kAlongRows ? add(l, k, mn, 1) : add(l, mn, k, read);
             }
             flush();
+            if (stopped)
+              return;
           }
     }
   }
 }
 
 /// What `tile`'s accesses cost in a layout: modelled extra LDS cycles, and
-/// wave instructions.
+/// wave instructions. The walk stops once the cycles pass `cycleLimit` (the
+/// layout has lost: the cost returned is then partial); `conflicts` false
+/// counts instructions only.
 struct LdsCost {
   int64_t cycles = 0, instructions = 0;
   bool operator<(const LdsCost &o) const {
@@ -161,11 +169,13 @@ struct LdsCost {
 };
 
 LdsCost modelCost(tile::AllocOp tile, const LdsLayout &layout, const AccessWidths &widths, const TargetInfo &target,
-                  int waves) {
+                  int waves, int64_t cycleLimit = INT64_MAX, bool conflicts = true) {
   LdsCost cost;
   forEachLdsInstruction(tile, layout, widths, target, waves, [&](const std::vector<LdsLaneAccess> &lanes) {
-    cost.cycles += ldsConflictCycles(lanes.data(), lanes.size(), target.waveSize, target.ldsBanks);
+    if (conflicts)
+      cost.cycles += ldsConflictCycles(lanes.data(), lanes.size(), target.waveSize, target.ldsBanks);
     ++cost.instructions;
+    return cost.cycles <= cycleLimit;
   });
   return cost;
 }
@@ -325,7 +335,9 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
         auto instructions = [&](const AccessWidths &w) {
           auto [it, added] = instructionsAt.try_emplace({w.write, w.read}, 0);
           if (added)
-            it->second = modelCost(a, LdsLayout{t.cols()}, w, *target, waves).instructions;
+            it->second = modelCost(a, LdsLayout{t.cols()}, w, *target, waves, INT64_MAX,
+                                   /*conflicts=*/false)
+                             .instructions;
           return it->second;
         };
         const LdsCost ideal{0, instructions(limits)};
@@ -333,7 +345,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
           const AccessWidths widths = widthsIn(cand, limits);
           if (best && best->cycles == 0 && instructions(widths) >= best->instructions)
             continue;  // cannot beat a conflict-free layout with as few instructions
-          LdsCost cost = modelCost(a, cand, widths, *target, waves);
+          LdsCost cost = modelCost(a, cand, widths, *target, waves, best ? best->cycles : INT64_MAX);
           if (!best || cost < *best) {
             best = cost;
             layout = cand;
