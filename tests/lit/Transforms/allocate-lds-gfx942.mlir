@@ -150,3 +150,28 @@ func.func @element_loads(%A: memref<?x?xbf16>, %B: memref<?x?xbf16> {tile.divisi
   tile.gemm %a, %b, %c : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
   return
 }
+
+// -----
+
+// A window keeps a tensor's rows, so loads through it move 16 bytes when its
+// column origin and width are known multiples of 8 too (%h * 128 and 128: one
+// head of a [tokens, heads * 128] tensor; load_vec = 8). A window 100 wide
+// would cut a run at its right edge, where it must read zeros: element loads.
+// CHECK-LABEL: func.func @window_loads
+// CHECK: tile.alloc {{.*}}load_vec = 8 : i64, name = "a"
+// CHECK: tile.alloc {{.*}}name = "b"
+// CHECK-NOT: load_vec
+// CHECK: return
+func.func @window_loads(%Q: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %h: index, %r: index, %n: index) attributes {tile.num_waves = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c100 = arith.constant 100 : index
+  %c128 = arith.constant 128 : index
+  %col = arith.muli %h, %c128 : index
+  %w = tile.window %Q[%r, %col] [%n, %c128] : memref<?x?xbf16>
+  %v = tile.window %Q[%r, %col] [%n, %c100] : memref<?x?xbf16>
+  %a = tile.alloc {name = "a"} : !tile.tile<64x128xbf16, lds>
+  %b = tile.alloc {name = "b"} : !tile.tile<64x128xbf16, lds>
+  tile.load %w[%c0, %c0] -> %a : memref<?x?xbf16>, !tile.tile<64x128xbf16, lds>
+  tile.load %v[%c0, %c0] -> %b : memref<?x?xbf16>, !tile.tile<64x128xbf16, lds>
+  return
+}
