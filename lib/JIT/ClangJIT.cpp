@@ -324,20 +324,36 @@ bool servedByPrecompiledHeader(llvm::ArrayRef<std::string> options) {
 }
 
 /// Process-wide memory of the precompiled headers read from disk, by path.
-/// A missing file is remembered too (as null), so it is looked for once.
-std::shared_ptr<const std::vector<char>> loadPrecompiledHeader(const std::string &path) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const std::vector<char>>> loaded;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = loaded.try_emplace(path);
-  if (inserted) {
-    if (llvm::Expected<std::vector<char>> bytes = readWholeFile(path))
-      it->second = std::make_shared<const std::vector<char>>(std::move(*bytes));
-    else
-      llvm::consumeError(bytes.takeError());
+/// A missing or unusable file is remembered too (as null), so it is looked
+/// for, and reported, once.
+class PrecompiledHeaders {
+public:
+  static std::shared_ptr<const std::vector<char>> load(const std::string &path) {
+    std::lock_guard<std::mutex> lock(mutex());
+    auto [it, inserted] = loaded().try_emplace(path);
+    if (inserted) {
+      if (llvm::Expected<std::vector<char>> bytes = readWholeFile(path))
+        it->second = std::make_shared<const std::vector<char>>(std::move(*bytes));
+      else
+        llvm::consumeError(bytes.takeError());
+    }
+    return it->second;
   }
-  return it->second;
-}
+  static void markUnusable(const std::string &path) {
+    std::lock_guard<std::mutex> lock(mutex());
+    loaded()[path] = nullptr;
+  }
+
+private:
+  static std::mutex &mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::map<std::string, std::shared_ptr<const std::vector<char>>> &loaded() {
+    static std::map<std::string, std::shared_ptr<const std::vector<char>>> m;
+    return m;
+  }
+};
 
 /// Compiles `request` to a code object; with `pch`, the request's first header
 /// comes from that precompiled header instead of being parsed.
@@ -396,7 +412,7 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
   llvm::SmallString<256> pchPath(precompiledHeaderDir());
   if (!pchName.empty() && !pchPath.empty() && servedByPrecompiledHeader(request.options)) {
     llvm::sys::path::append(pchPath, pchName);
-    pch = loadPrecompiledHeader(std::string(pchPath));
+    pch = PrecompiledHeaders::load(std::string(pchPath));
   }
   if (!pch)
     return compileOnce(request, nullptr, "");
@@ -405,10 +421,12 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
   if (code)
     return code;
   // A precompiled header clang cannot read (damaged, or from another clang
-  // build) must not fail the compile: say so and parse the header instead.
+  // build) must not fail the compile: say so (once per process) and parse the
+  // header instead, from now on.
   std::string message = llvm::toString(code.takeError());
   if (!llvm::StringRef(message).contains(pchName))
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+  PrecompiledHeaders::markUnusable(std::string(pchPath));
   llvm::Expected<CodeObject> parsed = compileOnce(request, nullptr, "");
   if (parsed)
     parsed->log = "tilec: warning: precompiled header " + std::string(pchPath) +

@@ -115,6 +115,12 @@ TEST_F(PrecompiledPrelude, DamagedOneIsParsedAroundWithAWarning) {
   EXPECT_NE(code.log.find("is not usable; the header was parsed instead"), std::string::npos)
       << code.log;
   EXPECT_NE(code.log.find(jit::precompiledHeaderName(request_)), std::string::npos) << code.log;
+  // Said once: the next compile parses the prelude without trying it again.
+  request_.kernelName += "_again";
+  jit::CodeObject again = compileIn(dir_);
+  ASSERT_FALSE(again.elf.empty());
+  EXPECT_EQ(again.precompiledHeader, "");
+  EXPECT_EQ(again.log, "");
 }
 
 // The build (tools/tilec-pch) precompiled the prelude for every target under
