@@ -6,6 +6,7 @@
 // ragged row counts, against a CPU reference.
 #include "Registry.h"
 #include "Run.h"
+#include "RunChecks.h"
 
 #include "tilec/dsl.hpp"
 
@@ -82,15 +83,9 @@ TEST(WindowVectorLoad, HeadWindowsLoadSixteenBytes) {
     for (int64_t rows : {1, 100, 128}) {
       SCOPED_TRACE(std::string(arch) + " rows=" + std::to_string(rows));
       info.problem = [rows](const KernelParams &) -> Result<Problem> { return headGemmProblem(rows); };
-      RunOptions o;
-      o.compile.arch = arch;
-      o.device = DeviceKind::Emulator;
-      Result<RunResult> r = runAndVerify(info, {}, o);
+      Result<RunResult> r = runAndVerify(info, {}, runcheck::emulatorOn(arch, /*seed=*/7));
       ASSERT_TRUE(r.ok()) << r.error();
-      EXPECT_TRUE(r->passed()) << r->verifiedLine() << "\n"
-                               << (r->firstMismatches.empty() ? "" : r->firstMismatches[0]) << "\n"
-                               << r->stats.checksLine();
-      EXPECT_EQ(r->stats.outOfBounds, 0) << r->stats.checksLine();
+      runcheck::expectVerifiedAndClean(*r);
       // Both tiles load 16 bytes per lane: X through its head window.
       const std::string &ir = r->kernel.tileIR;
       EXPECT_NE(ir.find("load_vec = 8 : i64, name = \"x\""), std::string::npos) << ir;
