@@ -65,8 +65,8 @@ void initializeAMDGPUBackend() {
 /// Backend flags of every in-process compile (before the request's options).
 /// `-enable-gvn-memdep=false`: GVN stops looking for redundant loads through
 /// memory dependences. The emitted code never loads a value twice (the tile
-/// primitives keep values in registers), so the search finds nothing: the code
-/// objects of every shipped kernel on every target are byte-identical with and
+/// primitives keep values in registers), so the search finds nothing: the
+/// assembly of every shipped kernel on every target is identical with and
 /// without it (tests/lit/tilec/jit-backend-flags.test checks two), and it was
 /// 5% of clang's work on the default GEMM (docs/perf/notes.md).
 constexpr const char *kBackendFlags[] = {"-mllvm", "-enable-gvn-memdep=false"};
