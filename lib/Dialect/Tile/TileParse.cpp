@@ -86,7 +86,7 @@ const char *firstForwardReference(llvm::StringRef text) {
 
 } // namespace
 
-mlir::OwningOpRef<mlir::ModuleOp> parseTileIR(llvm::SourceMgr &sm, mlir::MLIRContext *ctx) {
+bool definitionsPrecedeUses(llvm::SourceMgr &sm, mlir::MLIRContext *ctx) {
   const llvm::MemoryBuffer *buffer = sm.getMemoryBuffer(sm.getMainFileID());
   if (const char *use = firstForwardReference(buffer->getBuffer())) {
     auto [line, col] = sm.getLineAndColumn(llvm::SMLoc::getFromPointer(use));
@@ -95,8 +95,14 @@ mlir::OwningOpRef<mlir::ModuleOp> parseTileIR(llvm::SourceMgr &sm, mlir::MLIRCon
       name = llvm::StringRef(use, name.size() + 1);
     mlir::emitError(mlir::FileLineColLoc::get(ctx, buffer->getBufferIdentifier(), line, col))
         << "use of value '" << name << "' before its definition (tile IR is structured: a value is defined above its uses)";
-    return nullptr;
+    return false;
   }
+  return true;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> parseTileIR(llvm::SourceMgr &sm, mlir::MLIRContext *ctx) {
+  if (!definitionsPrecedeUses(sm, ctx))
+    return nullptr;
   return mlir::parseSourceFile<mlir::ModuleOp>(sm, ctx);
 }
 

@@ -17,4 +17,9 @@ namespace tilec::tile {
 /// diagnostic handler, with the use's location; the result is then null.
 mlir::OwningOpRef<mlir::ModuleOp> parseTileIR(llvm::SourceMgr &sm, mlir::MLIRContext *ctx);
 
+/// The scan parseTileIR runs before parsing: false, after one error through
+/// the context's diagnostic handler, when the main buffer of `sm` uses a value
+/// before its definition. (tilec-opt runs it before MLIR's own driver.)
+bool definitionsPrecedeUses(llvm::SourceMgr &sm, mlir::MLIRContext *ctx);
+
 } // namespace tilec::tile
