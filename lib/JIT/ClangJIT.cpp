@@ -149,18 +149,26 @@ namespace {
 /// headers of the resource folder).
 class VirtualFiles {
 public:
-  VirtualFiles()
+  /// The file system with `headers` in it.
+  explicit VirtualFiles(llvm::ArrayRef<std::pair<std::string, std::string>> headers)
       : memory_(llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>()),
         fs_(llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
             llvm::vfs::getRealFileSystem())) {
     fs_->pushOverlay(memory_);
+    for (const auto &[name, contents] : headers)
+      add(name, contents);
   }
-  /// Adds `name` (in kVirtualDir) and returns its path.
-  std::string add(llvm::StringRef name, std::unique_ptr<llvm::MemoryBuffer> contents) {
+  /// Where file `name` lives (in kVirtualDir).
+  static std::string pathOf(llvm::StringRef name) {
     llvm::SmallString<256> p(kVirtualDir);
     llvm::sys::path::append(p, name);
-    memory_->addFile(p, 0, std::move(contents));
     return std::string(p);
+  }
+  /// Adds `name` and returns its path.
+  std::string add(llvm::StringRef name, std::unique_ptr<llvm::MemoryBuffer> contents) {
+    std::string p = pathOf(name);
+    memory_->addFile(p, 0, std::move(contents));
+    return p;
   }
   std::string add(llvm::StringRef name, llvm::StringRef contents) {
     return add(name, llvm::MemoryBuffer::getMemBufferCopy(contents, name));
@@ -323,17 +331,23 @@ bool servedByPrecompiledHeader(llvm::ArrayRef<std::string> options) {
   });
 }
 
+/// A precompiled header read from disk.
+struct PrecompiledHeader {
+  std::string path;
+  std::vector<char> bytes;
+};
+
 /// Process-wide memory of the precompiled headers read from disk, by path.
 /// A missing or unusable file is remembered too (as null), so it is looked
 /// for, and reported, once.
 class PrecompiledHeaders {
 public:
-  static std::shared_ptr<const std::vector<char>> load(const std::string &path) {
+  static std::shared_ptr<const PrecompiledHeader> load(const std::string &path) {
     std::lock_guard<std::mutex> lock(mutex());
     auto [it, inserted] = loaded().try_emplace(path);
     if (inserted) {
       if (llvm::Expected<std::vector<char>> bytes = readWholeFile(path))
-        it->second = std::make_shared<const std::vector<char>>(std::move(*bytes));
+        it->second = std::make_shared<const PrecompiledHeader>(PrecompiledHeader{path, std::move(*bytes)});
       else
         llvm::consumeError(bytes.takeError());
     }
@@ -349,26 +363,22 @@ private:
     static std::mutex m;
     return m;
   }
-  static std::map<std::string, std::shared_ptr<const std::vector<char>>> &loaded() {
-    static std::map<std::string, std::shared_ptr<const std::vector<char>>> m;
+  static std::map<std::string, std::shared_ptr<const PrecompiledHeader>> &loaded() {
+    static std::map<std::string, std::shared_ptr<const PrecompiledHeader>> m;
     return m;
   }
 };
 
 /// Compiles `request` to a code object; with `pch`, the request's first header
 /// comes from that precompiled header instead of being parsed.
-llvm::Expected<CodeObject> compileOnce(const CompileRequest &request,
-                                       const std::vector<char> *pch,
-                                       const std::string &pchOrigin) {
-  VirtualFiles files;
-  for (const auto &[name, contents] : request.headers)
-    files.add(name, contents);
+llvm::Expected<CodeObject> compileOnce(const CompileRequest &request, const PrecompiledHeader *pch) {
+  VirtualFiles files(request.headers);
   std::string sourcePath = files.add(sourceFileName(request), request.source);
   std::string pchPath;
   if (pch)
-    pchPath = files.add(llvm::sys::path::filename(pchOrigin),
+    pchPath = files.add(llvm::sys::path::filename(pch->path),
                         llvm::MemoryBuffer::getMemBuffer(
-                            llvm::StringRef(pch->data(), pch->size()), "pch",
+                            llvm::StringRef(pch->bytes.data(), pch->bytes.size()), "pch",
                             /*RequiresNullTerminator=*/false));
 
   TempDir temp;
@@ -399,7 +409,7 @@ llvm::Expected<CodeObject> compileOnce(const CompileRequest &request,
   code.compilerIdentity = clangIdentity();
   code.log = std::move(run.log());
   if (pch)
-    code.precompiledHeader = pchOrigin;
+    code.precompiledHeader = pch->path;
   return code;
 }
 
@@ -407,7 +417,7 @@ llvm::Expected<CodeObject> compileOnce(const CompileRequest &request,
 
 llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
   initializeAMDGPUBackend();
-  std::shared_ptr<const std::vector<char>> pch;
+  std::shared_ptr<const PrecompiledHeader> pch;
   std::string pchName = precompiledHeaderName(request);
   llvm::SmallString<256> pchPath(precompiledHeaderDir());
   if (!pchName.empty() && !pchPath.empty() && servedByPrecompiledHeader(request.options)) {
@@ -415,9 +425,9 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
     pch = PrecompiledHeaders::load(std::string(pchPath));
   }
   if (!pch)
-    return compileOnce(request, nullptr, "");
+    return compileOnce(request, nullptr);
 
-  llvm::Expected<CodeObject> code = compileOnce(request, pch.get(), std::string(pchPath));
+  llvm::Expected<CodeObject> code = compileOnce(request, pch.get());
   if (code)
     return code;
   // A precompiled header clang cannot read (damaged, or from another clang
@@ -426,10 +436,10 @@ llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
   std::string message = llvm::toString(code.takeError());
   if (!llvm::StringRef(message).contains(pchName))
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
-  PrecompiledHeaders::markUnusable(std::string(pchPath));
-  llvm::Expected<CodeObject> parsed = compileOnce(request, nullptr, "");
+  PrecompiledHeaders::markUnusable(pch->path);
+  llvm::Expected<CodeObject> parsed = compileOnce(request, nullptr);
   if (parsed)
-    parsed->log = "tilec: warning: precompiled header " + std::string(pchPath) +
+    parsed->log = "tilec: warning: precompiled header " + pch->path +
                   " is not usable; the header was parsed instead:\n" + message + "\n" + parsed->log;
   return parsed;
 }
@@ -457,10 +467,8 @@ llvm::Expected<std::vector<char>> precompileHeader(const CompileRequest &request
   initializeAMDGPUBackend();
   if (request.headers.empty())
     return compileError(request, "precompile a header of", "the request has no header");
-  VirtualFiles files;
-  for (const auto &[name, contents] : request.headers)
-    files.add(name, contents);
-  std::string headerPath = files.add(request.headers.front().first, request.headers.front().second);
+  VirtualFiles files(request.headers);
+  std::string headerPath = VirtualFiles::pathOf(request.headers.front().first);
 
   TempDir temp;
   if (llvm::Error err = temp.create())

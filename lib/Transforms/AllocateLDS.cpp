@@ -8,7 +8,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <functional>
 #include <map>
 #include <numeric>
 
@@ -159,9 +158,7 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
 }
 
 /// What `tile`'s accesses cost in a layout: modelled extra LDS cycles, and
-/// wave instructions. The walk stops once the cycles pass `cycleLimit` (the
-/// layout has lost: the cost returned is then partial); `conflicts` false
-/// counts instructions only.
+/// wave instructions.
 struct LdsCost {
   int64_t cycles = 0, instructions = 0;
   bool operator<(const LdsCost &o) const {
@@ -169,6 +166,9 @@ struct LdsCost {
   }
 };
 
+/// The cost of `tile`'s accesses in `layout` at `widths`. The walk stops once
+/// the cycles pass `cycleLimit` (the layout has lost: the cost returned is
+/// then partial); `conflicts` false counts instructions only.
 LdsCost modelCost(tile::AllocOp tile, const LdsLayout &layout, const AccessWidths &widths, const TargetInfo &target,
                   int waves, int64_t cycleLimit = INT64_MAX, bool conflicts = true) {
   LdsCost cost;

@@ -6,6 +6,7 @@
 // partial one.
 
 #include "Emit/Prelude.h"
+#include "JIT/CacheFiles.h"
 #include "JIT/JIT.h"
 #include "Target/Target.h"
 
@@ -20,8 +21,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string dir = argv[1];
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    llvm::errs() << "tilec-pch: error: cannot create " << dir << ": " << ec.message() << "\n";
+  if (std::string err = tilec::cachefiles::createDirectories(dir); !err.empty()) {
+    llvm::errs() << "tilec-pch: error: cannot create " << dir << ": " << err << "\n";
     return 1;
   }
   llvm::StringSet<> written;
@@ -36,28 +37,12 @@ int main(int argc, char **argv) {
       return 1;
     }
     std::string name = tilec::jit::precompiledHeaderName(request);
-    llvm::SmallString<256> path(dir), temp;
+    llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, name);
-    int fd = -1;
-    if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temp)) {
-      llvm::errs() << "tilec-pch: error: cannot write in " << dir << ": " << ec.message() << "\n";
-      return 1;
-    }
-    {
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      os.write(pch->data(), pch->size());
-      os.close();
-      if (os.has_error()) {
-        llvm::errs() << "tilec-pch: error: cannot write " << temp << ": " << os.error().message()
-                     << "\n";
-        os.clear_error();
-        llvm::sys::fs::remove(temp);
-        return 1;
-      }
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-      llvm::errs() << "tilec-pch: error: cannot rename " << temp << ": " << ec.message() << "\n";
-      llvm::sys::fs::remove(temp);
+    if (std::string err = tilec::cachefiles::writeAtomically(std::string(path),
+                                                             std::string_view(pch->data(), pch->size()));
+        !err.empty()) {
+      llvm::errs() << "tilec-pch: error: cannot write " << path << ": " << err << "\n";
       return 1;
     }
     written.insert(name);
