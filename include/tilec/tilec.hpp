@@ -27,7 +27,7 @@ namespace tilec {
 enum class JitChoice { Auto, HipRTC, Clang };
 
 struct CompileOptions {
-  std::string arch = "gfx942";  ///< gfx942, gfx90a (gfx1151 with the targets work)
+  std::string arch = "gfx942";  ///< gfx942, gfx90a, gfx1151, sm_90a
   JitChoice jit = JitChoice::Auto;
   bool useCache = true;         ///< persistent on-disk caches of compiled kernels and code objects
   std::string cacheDir;         ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec
@@ -73,7 +73,8 @@ struct CompiledKernel {
   std::string arch;
   std::string tileIR;             ///< tile IR after the target pipeline
   std::string hip;                ///< generated HIP C++ (without the prelude)
-  std::vector<char> codeObject;   ///< AMDGPU ELF
+  std::vector<char> codeObject;   ///< AMDGPU ELF; NVIDIA: cubin (ELF)
+  std::string assembly;           ///< NVIDIA: the PTX the cubin came from (AMD: empty; disassemble() reads the ELF)
   Report report;
   int numWaves = 0;               ///< waves per workgroup
   int waveSize = 0;
@@ -91,7 +92,8 @@ Result<CompiledKernel> compile(const Kernel &kernel, const CompileOptions &opts 
 Result<CompiledKernel> compileTileIR(const std::string &mlir, const CompileOptions &opts = {},
                                      const std::string &bufferName = "<tile-ir>");
 
-/// Disassembly of a compiled kernel's code object (as llvm-objdump -d prints it).
+/// Disassembly of a compiled kernel's code object (as llvm-objdump -d prints
+/// it); NVIDIA: its PTX.
 std::string disassemble(const CompiledKernel &kernel);
 
 /// The device prelude handed to the JIT compiler as "tilec_prelude.h".

@@ -122,6 +122,8 @@ const std::string &devicePrelude() { return devicePreludeText(); }
 
 std::string disassemble(const CompiledKernel &kernel) {
   const TargetInfo *target = lookupTarget(kernel.arch);
+  if (target && target->vendor == Vendor::NVIDIA)
+    return kernel.assembly;
   return target ? jit::disassemble(kernel.codeObject, *target) : std::string();
 }
 
@@ -197,7 +199,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   stageStart = Clock::now();
   jit::CompileRequest req;
   req.source = hip->source;
-  req.headers = {{kPreludeHeaderName, devicePreludeText()}};
+  req.headers = {{kPreludeHeaderName, devicePreludeText(target->vendor)}};
   req.kernelName = hip->name;
   req.target = target;
   req.options = hip->jitOptions;
@@ -215,7 +217,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   timings.cacheHit = code->fromCache;
 
   stageStart = Clock::now();
-  llvm::Expected<Report> report = jit::readReport(*code, *target, hip->numWaves);
+  llvm::Expected<Report> report = jit::readReport(*code, *target, hip->numWaves, hip->ldsBytes);
   if (!report)
     return fail("tilec: error: reading the code object of " + hip->name + " failed",
                 llvm::toString(report.takeError()));
@@ -227,6 +229,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   out.tileIR = printOp(kernel);
   out.hip = hip->source;
   out.codeObject = std::move(code->elf);
+  out.assembly = std::move(code->assembly);
   out.report = std::move(*report);
   out.numWaves = hip->numWaves;
   out.waveSize = hip->waveSize;

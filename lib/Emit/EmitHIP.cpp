@@ -102,6 +102,8 @@ FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
       shape = "Mfma16x16x32";
     else if (mi.family == MatrixFamily::WMMA && sixteenBit && mi.m == 16 && mi.n == 16 && mi.k == 16)
       shape = "Wmma16x16x16";
+    else if (mi.family == MatrixFamily::MMA && sixteenBit && mi.m == 16 && mi.n == 8 && mi.k == 16)
+      shape = "Mma16x8x16";
     if (in && shape)
       return std::string(llvm::formatv("tl::{0}<{1}>", shape, in));
     return at->emitOpError() << "matrix instruction " << instrName
@@ -597,7 +599,7 @@ FailureOr<EmittedKernel> Emitter::run() {
   ss << "extern \"C\" __global__ TL_LAUNCH_BOUNDS(" << threads << ") void " << out.name << "("
      << params << ") {\n";
   if (out.ldsBytes > 0)
-    ss << "  __shared__ __attribute__((aligned(16))) unsigned char tl_lds[" << out.ldsBytes << "];\n";
+    ss << "  TL_LDS(tl_lds, " << out.ldsBytes << ");\n";
   ss << views << body << "}\n";
   out.source = std::move(src);
   return out;

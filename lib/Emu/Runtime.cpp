@@ -158,34 +158,47 @@ void flushWave(Worker &w, Wave &wave) {
 /// Element type of a matrix instruction's A and B operands.
 enum class Operand : uint8_t { BF16, F16, FP8E4M3FNUZ, FP8E5M2FNUZ };
 
+/// Lane layouts of the operands and the accumulator (amd-targets.md sections
+/// 1-2; NVIDIA: the PTX ISA's mma.m16n8k16 fragments).
+enum class Layout : uint8_t { MFMA, WMMA, MMA };
+
 struct MatrixShape {
   int m, n, k, kPerLane, accPerLane, lanes;
   Operand type;
-  bool wmma;
+  Layout layout;
+  /// B elements a lane holds (mma.sync: half of A's; AMD: A's).
+  int kPerLaneB() const { return layout == Layout::MMA ? kPerLane / 2 : kPerLane; }
 };
 
 MatrixShape shapeOf(int op) {
   using O = Operand;
+  const Layout F = Layout::MFMA, W = Layout::WMMA, N = Layout::MMA;
   switch (op) {
-  case TL_EMU_MFMA_F32_32X32X8_BF16: return {32, 32, 8, 4, 16, 64, O::BF16, false};
-  case TL_EMU_MFMA_F32_16X16X16_BF16: return {16, 16, 16, 4, 4, 64, O::BF16, false};
-  case TL_EMU_MFMA_F32_32X32X8_F16: return {32, 32, 8, 4, 16, 64, O::F16, false};
-  case TL_EMU_MFMA_F32_16X16X16_F16: return {16, 16, 16, 4, 4, 64, O::F16, false};
-  case TL_EMU_WMMA_F32_16X16X16_F16_W32: return {16, 16, 16, 16, 8, 32, O::F16, true};
-  case TL_EMU_WMMA_F32_16X16X16_BF16_W32: return {16, 16, 16, 16, 8, 32, O::BF16, true};
-  case TL_EMU_MFMA_F32_32X32X16_FP8_FP8: return {32, 32, 16, 8, 16, 64, O::FP8E4M3FNUZ, false};
-  case TL_EMU_MFMA_F32_16X16X32_FP8_FP8: return {16, 16, 32, 8, 4, 64, O::FP8E4M3FNUZ, false};
-  case TL_EMU_MFMA_F32_32X32X16_BF8_BF8: return {32, 32, 16, 8, 16, 64, O::FP8E5M2FNUZ, false};
-  case TL_EMU_MFMA_F32_16X16X32_BF8_BF8: return {16, 16, 32, 8, 4, 64, O::FP8E5M2FNUZ, false};
-  default: return {0, 0, 0, 0, 0, 0, O::BF16, false};
+  case TL_EMU_MFMA_F32_32X32X8_BF16: return {32, 32, 8, 4, 16, 64, O::BF16, F};
+  case TL_EMU_MFMA_F32_16X16X16_BF16: return {16, 16, 16, 4, 4, 64, O::BF16, F};
+  case TL_EMU_MFMA_F32_32X32X8_F16: return {32, 32, 8, 4, 16, 64, O::F16, F};
+  case TL_EMU_MFMA_F32_16X16X16_F16: return {16, 16, 16, 4, 4, 64, O::F16, F};
+  case TL_EMU_WMMA_F32_16X16X16_F16_W32: return {16, 16, 16, 16, 8, 32, O::F16, W};
+  case TL_EMU_WMMA_F32_16X16X16_BF16_W32: return {16, 16, 16, 16, 8, 32, O::BF16, W};
+  case TL_EMU_MFMA_F32_32X32X16_FP8_FP8: return {32, 32, 16, 8, 16, 64, O::FP8E4M3FNUZ, F};
+  case TL_EMU_MFMA_F32_16X16X32_FP8_FP8: return {16, 16, 32, 8, 4, 64, O::FP8E4M3FNUZ, F};
+  case TL_EMU_MFMA_F32_32X32X16_BF8_BF8: return {32, 32, 16, 8, 16, 64, O::FP8E5M2FNUZ, F};
+  case TL_EMU_MFMA_F32_16X16X32_BF8_BF8: return {16, 16, 32, 8, 4, 64, O::FP8E5M2FNUZ, F};
+  case TL_EMU_MMA_M16N8K16_BF16: return {16, 8, 16, 8, 4, 32, O::BF16, N};
+  case TL_EMU_MMA_M16N8K16_F16: return {16, 8, 16, 8, 4, 32, O::F16, N};
+  default: return {0, 0, 0, 0, 0, 0, O::BF16, F};
   }
 }
 
 int operandBytes(Operand t) { return t == Operand::FP8E4M3FNUZ || t == Operand::FP8E5M2FNUZ ? 1 : 2; }
 
-/// A operand element e of lane l -> (m, k); B uses the same formula with m -> n.
-void operandCoord(const MatrixShape &s, int l, int e, int &row, int &k) {
-  if (s.wmma) {  // A[l%16][e]
+/// A operand element e of lane l -> (m, k), or with `b` B's -> (n, k). AMD's B
+/// uses A's formula with m -> n.
+void operandCoord(const MatrixShape &s, bool b, int l, int e, int &row, int &k) {
+  if (s.layout == Layout::MMA) {  // g = l/4, t = l%4: A[g + 8((e/2)%2)][2t + e%2 + 8(e/4)], B[2t + e%2 + 8(e/2)][g]
+    row = b ? l / 4 : l / 4 + 8 * ((e / 2) % 2);
+    k = 2 * (l % 4) + e % 2 + 8 * (b ? e / 2 : e / 4);
+  } else if (s.layout == Layout::WMMA) {  // A[l%16][e]
     row = l % 16;
     k = e;
   } else {       // 32x32x8: A[l%32][4*(l/32)+e]; 16x16x16: A[l%16][4*(l/16)+e];
@@ -197,7 +210,10 @@ void operandCoord(const MatrixShape &s, int l, int e, int &row, int &k) {
 
 /// D element r of lane l -> (m, n).
 void accCoord(const MatrixShape &s, int l, int r, int &m, int &n) {
-  if (s.wmma) {  // D[2r + l/16][l%16]
+  if (s.layout == Layout::MMA) {  // D[l/4 + 8(r/2)][2(l%4) + r%2]
+    m = l / 4 + 8 * (r / 2);
+    n = 2 * (l % 4) + r % 2;
+  } else if (s.layout == Layout::WMMA) {  // D[2r + l/16][l%16]
     m = 2 * r + l / 16;
     n = l % 16;
   } else if (s.m == 32) {  // D[8*(r/4) + 4*(l/32) + r%4][l%32]
@@ -263,7 +279,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
   std::vector<double> A(s.m * s.k, 0.0), B(s.k * s.n, 0.0), C(s.m * s.n, 0.0);
   for (Lane *l : parts) {
     int ln = l->lane;
-    if (s.wmma && ln >= 16) {
+    if (s.layout == Layout::WMMA && ln >= 16) {
       // Lanes l and l+16 must hold identical A/B data (section 2).
       const Lane *twin = nullptr;
       for (Lane *o : parts)
@@ -277,12 +293,16 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
                                        " (amd-targets.md section 2: the halves must be duplicated)"); });
       }
     }
-    for (int e = 0; e < s.kPerLane; ++e) {
-      int row, k;
-      operandCoord(s, ln, e, row, k);
-      if (!s.wmma || ln < 16) {
+    if (s.layout != Layout::WMMA || ln < 16) {
+      for (int e = 0; e < s.kPerLane; ++e) {
+        int row, k;
+        operandCoord(s, false, ln, e, row, k);
         A[row * s.k + k] = operandValue(l->a, e, s.type);
-        B[k * s.n + row] = operandValue(l->b, e, s.type);
+      }
+      for (int e = 0; e < s.kPerLaneB(); ++e) {
+        int col, k;
+        operandCoord(s, true, ln, e, col, k);
+        B[k * s.n + col] = operandValue(l->b, e, s.type);
       }
     }
     for (int r = 0; r < s.accPerLane; ++r) {

@@ -5,6 +5,10 @@
 // then lld); the cc1 job runs through CompilerInstance + EmitObjAction with the
 // source and headers in an in-memory file system and the object in memory; the
 // link job runs through lld::lldMain in a private temporary folder.
+// NVIDIA targets take the CUDA route instead,
+//   clang -x cuda --cuda-gpu-arch=<arch> --cuda-device-only -nocudainc -nocudalib -S
+// (cc1 with EmitAssemblyAction: PTX in memory), and the CUDA toolkit's
+// nvJitLink, loaded at run time, assembles the PTX into a cubin (NvJitLink.cpp).
 
 #include "JIT/Compilers.h"
 
@@ -51,7 +55,7 @@ namespace {
 /// Folder of the in-memory file system that holds the source and the headers.
 constexpr llvm::StringLiteral kVirtualDir = "/tilec-jit";
 
-void initializeAMDGPUBackend() {
+void initializeBackends() {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeAMDGPUTargetInfo();
@@ -59,6 +63,10 @@ void initializeAMDGPUBackend() {
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
     LLVMInitializeAMDGPUAsmParser();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
   });
 }
 
@@ -197,8 +205,15 @@ public:
   }
 
   /// Plans `clang <flags> <inputPath> -o <outputPath>` and configures its cc1 job.
+  /// AMD: HIP device code to an object, linked by lld into a code object.
+  /// NVIDIA: CUDA device code to PTX (-S; nvJitLink makes the cubin), without
+  /// the CUDA toolkit's headers or libraries, and with no CUDA installation
+  /// (--cuda-path names the empty virtual folder), so the PTX version is
+  /// clang's default for the arch whatever toolkit the machine has.
   llvm::Error plan(const std::string &inputPath, const std::string &outputPath) {
-    std::string archFlag = "--offload-arch=" + request_.target->arch;
+    const bool nvidia = request_.target->vendor == Vendor::NVIDIA;
+    std::string archFlag = (nvidia ? "--cuda-gpu-arch=" : "--offload-arch=") + request_.target->arch;
+    std::string cudaPathFlag = ("--cuda-path=" + kVirtualDir).str();
     std::string includeFlag = ("-I" + kVirtualDir).str();
     // The compilation-unit id names a symbol (__hip_cuid_*) in the code
     // object; the driver picks a random one. Derive it from the request
@@ -206,11 +221,14 @@ public:
     std::string cuidFlag =
         "-cuid=" + llvm::utohexstr(llvm::xxh3_64bits(request_.kernelName + "\n" + request_.source),
                                    /*LowerCase=*/true);
-    std::vector<const char *> args = {"clang",     "-x",          "hip",
-                                      archFlag.c_str(), "--offload-device-only",
-                                      "--no-gpu-bundle-output",   "-nogpulib",
-                                      "-nogpuinc", "-resource-dir", TILEC_CLANG_RESOURCE_DIR,
-                                      includeFlag.c_str(), cuidFlag.c_str()};
+    std::vector<const char *> args;
+    if (nvidia)
+      args = {"clang", "-x", "cuda", archFlag.c_str(), "--cuda-device-only", "-nocudainc", "-nocudalib",
+              cudaPathFlag.c_str(), "-S"};
+    else
+      args = {"clang", "-x", "hip", archFlag.c_str(), "--offload-device-only", "--no-gpu-bundle-output",
+              "-nogpulib", "-nogpuinc"};
+    args.insert(args.end(), {"-resource-dir", TILEC_CLANG_RESOURCE_DIR, includeFlag.c_str(), cuidFlag.c_str()});
     for (const char *opt : kDefaultOptions)
       args.push_back(opt);
     for (const char *opt : kBackendFlags)
@@ -233,9 +251,9 @@ public:
       else if (llvm::sys::path::filename(job.getExecutable()).contains("lld"))
         linkJob_ = &job;  // AMDGCN::Linker: lld -flavor gnu
     }
-    if (!cc1Job_ || !linkJob_ || cc1Job_->getOutputFilenames().size() != 1)
-      return error("plan the compile of",
-                   "unexpected driver jobs (expected one cc1 job and one link job)");
+    if (!cc1Job_ || (!nvidia && !linkJob_) || cc1Job_->getOutputFilenames().size() != 1)
+      return error("plan the compile of", nvidia ? "unexpected driver jobs (expected one cc1 job)"
+                                                 : "unexpected driver jobs (expected one cc1 job and one link job)");
 
     invocation_ = std::make_shared<clang::CompilerInvocation>();
     if (!clang::CompilerInvocation::CreateFromArgs(
@@ -384,7 +402,7 @@ llvm::Expected<CodeObject> compileOnce(const CompileRequest &request, const Prec
   TempDir temp;
   if (llvm::Error err = temp.create())
     return std::move(err);
-  std::string outputPath = temp.file("kernel.co");
+  std::string outputPath = temp.file(request.target->vendor == Vendor::NVIDIA ? "kernel.ptx" : "kernel.co");
 
   ClangRun run(request, files);
   if (llvm::Error err = run.plan(sourcePath, outputPath))
@@ -392,19 +410,32 @@ llvm::Expected<CodeObject> compileOnce(const CompileRequest &request, const Prec
   if (pch)
     run.invocation().getPreprocessorOpts().ImplicitPCHInclude = pchPath;
 
-  // cc1: HIP -> AMDGPU object, in memory; then lld: object -> code object.
-  llvm::SmallString<0> object;
-  clang::EmitObjAction action;
-  if (llvm::Error err = run.runFrontend(action, "compile", &object))
-    return std::move(err);
-  if (llvm::Error err = run.link(object))
-    return std::move(err);
-
-  llvm::Expected<std::vector<char>> elf = readWholeFile(outputPath);
-  if (!elf)
-    return run.error("read the code object of", llvm::toString(elf.takeError()));
   CodeObject code;
-  code.elf = std::move(*elf);
+  if (request.target->vendor == Vendor::NVIDIA) {
+    // cc1: CUDA -> PTX, in memory; then nvJitLink: PTX -> cubin.
+    llvm::SmallString<0> ptx;
+    clang::EmitAssemblyAction action;
+    if (llvm::Error err = run.runFrontend(action, "compile", &ptx))
+      return std::move(err);
+    llvm::Expected<Cubin> cubin = linkPtx(ptx, *request.target, request.kernelName);
+    if (!cubin)
+      return run.error("assemble the PTX of", llvm::toString(cubin.takeError()));
+    code.elf = std::move(cubin->bytes);
+    code.assembly = std::string(ptx);
+    code.assemblerLog = std::move(cubin->infoLog);
+  } else {
+    // cc1: HIP -> AMDGPU object, in memory; then lld: object -> code object.
+    llvm::SmallString<0> object;
+    clang::EmitObjAction action;
+    if (llvm::Error err = run.runFrontend(action, "compile", &object))
+      return std::move(err);
+    if (llvm::Error err = run.link(object))
+      return std::move(err);
+    llvm::Expected<std::vector<char>> elf = readWholeFile(outputPath);
+    if (!elf)
+      return run.error("read the code object of", llvm::toString(elf.takeError()));
+    code.elf = std::move(*elf);
+  }
   code.compiler = JitKind::Clang;
   code.compilerIdentity = clangIdentity();
   code.log = std::move(run.log());
@@ -416,7 +447,7 @@ llvm::Expected<CodeObject> compileOnce(const CompileRequest &request, const Prec
 } // namespace
 
 llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request) {
-  initializeAMDGPUBackend();
+  initializeBackends();
   std::shared_ptr<const PrecompiledHeader> pch;
   std::string pchName = precompiledHeaderName(request);
   llvm::SmallString<256> pchPath(precompiledHeaderDir());
@@ -464,7 +495,7 @@ std::string precompiledHeaderName(const CompileRequest &request) {
 
 llvm::Expected<std::vector<char>> precompileHeader(const CompileRequest &request) {
   using namespace detail;
-  initializeAMDGPUBackend();
+  initializeBackends();
   if (request.headers.empty())
     return compileError(request, "precompile a header of", "the request has no header");
   VirtualFiles files(request.headers);

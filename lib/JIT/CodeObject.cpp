@@ -450,8 +450,10 @@ llvm::Expected<Report> readReport(llvm::ArrayRef<char> elf, const TargetInfo &ta
 }
 
 llvm::Expected<Report> readReport(const CodeObject &code, const TargetInfo &target,
-                                  int wavesPerWorkgroup) {
-  llvm::Expected<Report> report = readReport(code.elf, target, wavesPerWorkgroup);
+                                  int wavesPerWorkgroup, int64_t launchLdsBytes) {
+  llvm::Expected<Report> report = target.vendor == Vendor::NVIDIA
+                                      ? readCubinReport(code, target, wavesPerWorkgroup, launchLdsBytes)
+                                      : readReport(code.elf, target, wavesPerWorkgroup);
   if (report) {
     report->jit = jitName(code.compiler);
     report->compilerIdentity = code.compilerIdentity;

@@ -12,6 +12,17 @@ namespace tilec::jit::detail {
 /// In-process clang 19 + lld (ClangJIT.cpp).
 llvm::Expected<CodeObject> compileWithClang(const CompileRequest &request);
 
+/// A cubin and what the assembler said of it (nvJitLink's -verbose info log:
+/// registers, stack frame, spills, shared memory).
+struct Cubin {
+  std::vector<char> bytes;
+  std::string infoLog;
+};
+/// PTX -> cubin for `target` through the CUDA toolkit's nvJitLink, loaded
+/// with dlopen (NvJitLink.cpp); an error names what is missing when no
+/// nvJitLink loads.
+llvm::Expected<Cubin> linkPtx(llvm::StringRef ptx, const TargetInfo &target, llvm::StringRef name);
+
 /// hipRTC through dlopen (HipRTC.cpp).
 llvm::Expected<CodeObject> compileWithHipRTC(const CompileRequest &request);
 

@@ -176,6 +176,7 @@ std::string encodeCompiledKernel(const CompiledKernel &k) {
   w.str(k.tileIR);
   w.str(k.hip);
   w.str(std::string_view(k.codeObject.data(), k.codeObject.size()));
+  w.str(k.assembly);
   const Report &r = k.report;
   w.str(r.kernel);
   w.str(r.target);
@@ -215,7 +216,7 @@ std::optional<CompiledKernel> decodeCompiledKernel(std::string_view payload) {
   CompiledKernel k;
   Report &r = k.report;
   bool ok = in.str(k.name) && in.str(k.arch) && in.str(k.tileIR) && in.str(k.hip) &&
-            in.bytes(k.codeObject) && in.str(r.kernel) && in.str(r.target) && in.str(r.jit) &&
+            in.bytes(k.codeObject) && in.str(k.assembly) && in.str(r.kernel) && in.str(r.target) && in.str(r.jit) &&
             in.str(r.compilerIdentity) && in.integer(r.vgpr) && in.integer(r.agpr) &&
             in.integer(r.sgpr) && in.integer(r.ldsBytes) && in.integer(r.scratchBytes) &&
             in.integer(r.vgprSpills) && in.integer(r.sgprSpills) && in.integer(r.waveSize) &&

@@ -189,6 +189,15 @@ llvm::Expected<CodeObject> compile(const CompileRequest &request, const CacheOpt
   if (!request.target)
     return llvm::createStringError("jit::compile: no target given for '%s'",
                                    request.kernelName.c_str());
+  if (request.target->vendor == Vendor::NVIDIA) {
+    // clang (CUDA -> PTX) and nvJitLink (PTX -> cubin). Not kept in this cache:
+    // an entry holds one ELF, and a cubin's report also needs its PTX and the
+    // assembler's log; the compiled-kernel cache (FrontCache) keeps all three.
+    if (request.preference == JitPreference::HipRTC)
+      return llvm::createStringError("hipRTC compiles for AMD targets only, not %s",
+                                     request.target->arch.c_str());
+    return detail::compileWithClang(request);
+  }
   JitKind kind = JitKind::Clang;
   switch (request.preference) {
   case JitPreference::Auto:

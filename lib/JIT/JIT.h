@@ -53,7 +53,9 @@ struct CacheOptions {
 };
 
 struct CodeObject {
-  std::vector<char> elf;         ///< the AMDGPU code object (ELF, never a bundle)
+  std::vector<char> elf;         ///< the AMDGPU code object (ELF, never a bundle); NVIDIA: the cubin (ELF)
+  std::string assembly;          ///< NVIDIA: the PTX the cubin was assembled from (AMD: empty)
+  std::string assemblerLog;      ///< NVIDIA: nvJitLink's resource report (registers, stack, spills)
   JitKind compiler = JitKind::Clang;
   std::string compilerIdentity;  ///< "hipRTC (ROCm 5.2.21153)", "clang 19.1.7 (in-process)"
   std::string log;               ///< compiler warnings of a successful compile
@@ -109,9 +111,18 @@ std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target);
 llvm::Expected<Report> readReport(llvm::ArrayRef<char> elf, const TargetInfo &target,
                                   int wavesPerWorkgroup);
 
-/// readReport plus the compiler facts of `code`.
+/// readReport plus the compiler facts of `code`. NVIDIA targets: the report
+/// of the cubin (readCubinReport); `launchLdsBytes` is the dynamic shared
+/// memory a launch adds to the cubin's static shared memory.
 llvm::Expected<Report> readReport(const CodeObject &code, const TargetInfo &target,
-                                  int wavesPerWorkgroup);
+                                  int wavesPerWorkgroup, int64_t launchLdsBytes = 0);
+/// The report of an NVIDIA cubin (Cubin.cpp): registers and stack frame from
+/// its .nv.info attributes (`vgpr`: registers per thread, `scratch_bytes`:
+/// the stack frame in local memory), shared memory from its sections plus
+/// `launchLdsBytes`, spills from `code.assemblerLog`, mma instructions counted
+/// in `code.assembly` (PTX), occupancy in warps per SM sub-partition.
+llvm::Expected<Report> readCubinReport(const CodeObject &code, const TargetInfo &target, int wavesPerWorkgroup,
+                                       int64_t launchLdsBytes);
 
 /// Code objects returned by ROCm 5.x hipRTC may be clang offload bundles
 /// ("__CLANG_OFFLOAD_BUNDLE__", or a compressed "CCOB" bundle): returns the

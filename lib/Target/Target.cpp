@@ -94,7 +94,7 @@ static std::vector<TargetInfo> buildTargets() {
 
   // gfx942: MI300X, CDNA3 (amd-targets.md sections 1, 3, 4, 6).
   ts.push_back(TargetInfo{
-      "gfx942", "MI300X (CDNA3)", 64, 65536, 65536, 32, 8, 512, 8, 256, true,
+      "gfx942", "MI300X (CDNA3)", Vendor::AMD, 64, 65536, 65536, 32, 8, 512, 8, 256, true,
       {
           {"v_mfma_f32_32x32x8_bf16", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 32},
           {"v_mfma_f32_16x16x16_bf16", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 16},
@@ -110,7 +110,7 @@ static std::vector<TargetInfo> buildTargets() {
 
   // gfx90a: MI200, CDNA2.
   ts.push_back(TargetInfo{
-      "gfx90a", "MI250X (CDNA2)", 64, 65536, 65536, 32, 8, 512, 8, 256, true,
+      "gfx90a", "MI250X (CDNA2)", Vendor::AMD, 64, 65536, 65536, 32, 8, 512, 8, 256, true,
       {
           {"v_mfma_f32_32x32x8bf16_1k", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 64},
           {"v_mfma_f32_16x16x16bf16_1k", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 32},
@@ -122,12 +122,27 @@ static std::vector<TargetInfo> buildTargets() {
   // gfx1151: Strix Halo, RDNA 3.5, wave32 WMMA (section 2); 128 KiB LDS per WGP,
   // 64 KiB per workgroup; 1536 VGPRs per SIMD, granule 24 (section 6).
   ts.push_back(TargetInfo{
-      "gfx1151", "Radeon 8060S, Strix Halo (RDNA 3.5)", 32, 65536, 131072, 32, 16, 1536, 24, 256, false,
+      "gfx1151", "Radeon 8060S, Strix Halo (RDNA 3.5)", Vendor::AMD, 32, 65536, 131072, 32, 16, 1536, 24, 256, false,
       {
           {"v_wmma_f32_16x16x16_bf16", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", F::WMMA, 16, 16, 16, E::BF16, E::F32, 16, 8, 32},
           {"v_wmma_f32_16x16x16_f16", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", F::WMMA, 16, 16, 16, E::F16, E::F32, 16, 8, 32},
       },
       0x31004000u});
+
+  // sm_90a: NVIDIA H100 / H200 (Hopper), docs/hardware.md "NVIDIA Hopper".
+  // Warps of 32; 227 KiB of shared memory per block (228 KiB per SM), 32
+  // banks of 4 bytes; 64 Ki registers per SM over 4 sub-partitions (512 per
+  // lane each, allocated per warp in granules of 8 per lane), at most 255 per
+  // thread; 64 warps per SM (16 per sub-partition). mma.sync m16n8k16 (bf16,
+  // f16 -> f32); issue cycles per warp instruction: 16x8x16 MACs at 1024
+  // dense bf16 FMA per SM-clock over 4 sub-partitions = 8 cycles.
+  ts.push_back(TargetInfo{
+      "sm_90a", "H100 / H200 (Hopper)", Vendor::NVIDIA, 32, 232448, 233472, 32, 16, 512, 8, 255, false,
+      {
+          {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "mma_m16n8k16_bf16", F::MMA, 16, 8, 16, E::BF16, E::F32, 8, 4, 8},
+          {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma_m16n8k16_f16", F::MMA, 16, 8, 16, E::F16, E::F32, 8, 4, 8},
+      },
+      0u});
   return ts;
 }
 

@@ -17,11 +17,18 @@ std::string_view elemTypeName(ElemType t);  // "f32", "bf16", ...
 std::optional<ElemType> parseElemType(std::string_view s);
 int elemTypeBytes(ElemType t);
 
-enum class MatrixFamily { MFMA, WMMA };
+/// MFMA: AMD CDNA (wave64); WMMA: AMD RDNA 3 (wave32); MMA: NVIDIA's warp-level
+/// `mma.sync` (warp of 32, PTX ISA "Matrix Fragments for mma.m16n8k16").
+enum class MatrixFamily { MFMA, WMMA, MMA };
+
+/// Which vendor's hardware layer, compiler and runtime a target uses.
+enum class Vendor { AMD, NVIDIA };
 
 /// One matrix instruction, described as data. Layout formulas are in
-/// amd-targets.md sections 1-2; `kPerLane` is the number of A (or B) elements a lane
-/// holds per instruction and `accPerLane` the number of accumulator elements.
+/// docs/hardware.md (AMD: amd-targets.md sections 1-2; NVIDIA: the PTX ISA's
+/// mma.m16n8k16 fragments); `kPerLane` is the number of A elements a lane
+/// holds per instruction (B: `operandElems(true)`) and `accPerLane` the
+/// number of accumulator elements.
 struct MatrixInstr {
   std::string name;     ///< ISA mnemonic, e.g. v_mfma_f32_32x32x8_bf16
   std::string builtin;  ///< clang builtin, e.g. __builtin_amdgcn_mfma_f32_32x32x8bf16_1k
@@ -43,30 +50,56 @@ struct MatrixInstr {
   int aK(int l, int r) const { return family == MatrixFamily::WMMA ? r : kPerLane * (l / m) + r; }
   /// Row of D in accumulator element `r` of lane `l`.
   int dRow(int l, int r) const {
+    if (family == MatrixFamily::MMA)
+      return l / 4 + 8 * (r / 2);
     if (family == MatrixFamily::WMMA)
       return 2 * r + l / 16;
     return m == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r;
   }
   /// Column of D in accumulator element `r` of lane `l`.
-  int dCol(int l, int) const { return l % n; }
+  int dCol(int l, int r) const { return family == MatrixFamily::MMA ? 2 * (l % 4) + r % 2 : l % n; }
+
+  // Operand layouts of A (`b` false: element r of lane l is A[mn][k]) and B
+  // (`b` true: B[k][mn]), for every family. AMD's B uses A's formulas with m
+  // replaced by n. NVIDIA mma.m16n8k16 (g = l / 4, t = l % 4): A's 8 elements
+  // are the pairs A[g][2t..], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..]; B's 4
+  // are B[2t..][g], B[2t+8..][g].
+  /// Elements of A (or B) one lane holds per instruction.
+  int operandElems(bool b) const { return family == MatrixFamily::MMA && b ? kPerLane / 2 : kPerLane; }
+  /// Row of A (column of B) of operand element `r` of lane `l`.
+  int operandMN(bool b, int l, int r) const {
+    if (family != MatrixFamily::MMA)
+      return aRow(l);
+    return b ? l / 4 : l / 4 + 8 * ((r / 2) % 2);
+  }
+  /// k index of operand element `r` of lane `l`.
+  int operandK(bool b, int l, int r) const {
+    if (family != MatrixFamily::MMA)
+      return aK(l, r);
+    return 2 * (l % 4) + r % 2 + 8 * (b ? r / 2 : r / 4);
+  }
+  /// Consecutive operand elements that are consecutive in k (the longest run
+  /// one LDS read can move): all of them on AMD, pairs for mma.
+  int operandKRun() const { return family == MatrixFamily::MMA ? 2 : kPerLane; }
 };
 
 /// A target: wave size, LDS, banks, register file, matrix instructions.
 struct TargetInfo {
-  std::string arch;        ///< gfx942, gfx90a, gfx1151
+  std::string arch;        ///< gfx942, gfx90a, gfx1151, sm_90a
   std::string marketing;   ///< MI300X, ...
-  int waveSize;
-  int ldsBytesPerWorkgroup;
-  int ldsBytesPerCU;
+  Vendor vendor;
+  int waveSize;            ///< lanes of a wave (NVIDIA: a warp)
+  int ldsBytesPerWorkgroup; ///< NVIDIA: shared memory per block (dynamic above 48 KiB)
+  int ldsBytesPerCU;       ///< NVIDIA: per SM
   int ldsBanks;            ///< 4-byte banks
-  int maxWavesPerSIMD;
-  int vgprFile;            ///< VGPRs per lane per SIMD (incl. AGPRs on CDNA)
+  int maxWavesPerSIMD;     ///< NVIDIA: warps per SM sub-partition (scheduler)
+  int vgprFile;            ///< VGPRs per lane per SIMD (incl. AGPRs on CDNA); NVIDIA: registers per lane per sub-partition
   int vgprGranule;
   int maxVgprPerWave;      ///< arch VGPRs
   bool hasAgprs;
   std::vector<MatrixInstr> matrixInstrs;
   /// Buffer resource word 3 (amd-targets.md section 4).
-  unsigned bufferRsrcFlags;
+  unsigned bufferRsrcFlags; ///< 0 on NVIDIA (no buffer resources)
 
   /// Waves per SIMD for a kernel using `vgpr` arch VGPRs and `agpr` AGPRs and
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).
@@ -94,9 +127,9 @@ std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemTyp
 
 /// The known targets; nullptr for an unknown arch.
 const TargetInfo *lookupTarget(std::string_view arch);
-/// Every known target, in a fixed order (gfx942, gfx90a, gfx1151).
+/// Every known target, in a fixed order (gfx942, gfx90a, gfx1151, sm_90a).
 const std::vector<TargetInfo> &knownTargets();
-/// "gfx942, gfx90a, gfx1151": for diagnostics.
+/// "gfx942, gfx90a, gfx1151, sm_90a": for diagnostics.
 std::string knownTargetsList();
 
 } // namespace tilec

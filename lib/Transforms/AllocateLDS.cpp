@@ -144,9 +144,9 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
       int64_t origin = isA ? (w / wn) * wtm : (w % wn) * wtn;
       for (int64_t k0 = 0; k0 < kTile; k0 += mi->k)
         for (int64_t i = 0; i < perWave / sub; ++i)
-          for (int r = 0; r < mi->kPerLane; r += static_cast<int>(read)) {
+          for (int r = 0; r < mi->operandElems(!isA); r += static_cast<int>(read)) {
             for (int l = 0; l < ws; ++l) {
-              int64_t mn = origin + i * sub + mi->aRow(l), k = k0 + mi->aK(l, r);
+              int64_t mn = origin + i * sub + mi->operandMN(!isA, l, r), k = k0 + mi->operandK(!isA, l, r);
               kAlongRows ? add(l, k, mn, 1) : add(l, mn, k, read);
             }
             flush();
@@ -230,8 +230,8 @@ int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
 }
 
 /// The longest read of a gemm operand along a row of `a` that the operand's
-/// lane layout allows: the matrix instructions' k elements per lane, at most
-/// 8 bytes; 1 when no gemm reads `a` along its rows. (16-byte operand reads
+/// lane layout allows: the matrix instructions' run of consecutive k elements
+/// per lane (MatrixInstr::operandKRun), at most 8 bytes; 1 when no gemm reads `a` along its rows. (16-byte operand reads
 /// let clang's scheduler hoist whole operands: gfx1151's attention then
 /// needed 256 VGPRs and scratch where 8-byte reads need 233 and none.)
 int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elemBytes) {
@@ -245,10 +245,10 @@ int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elem
         continue;
       // WMMA's 32-byte operands are read element by element (the prelude's
       // read_operand: wider reads raised gfx1151's register pressure).
-      int64_t w = mi->kPerLane * elemBytes > 8
+      int64_t w = mi->operandKRun() * elemBytes > 8
                       ? 1
                       : std::min<int64_t>(std::max<int64_t>(1, 8 / elemBytes),
-                                          int64_t(1) << llvm::countr_zero(uint64_t(mi->kPerLane)));
+                                          int64_t(1) << llvm::countr_zero(uint64_t(mi->operandKRun())));
       limit = limit == 0 ? w : std::min(limit, w);
     }
   return limit == 0 ? 1 : limit;

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
   llvm::StringSet<> written;
   for (const tilec::TargetInfo &target : tilec::knownTargets()) {
     tilec::jit::CompileRequest request;
-    request.headers = {{tilec::kPreludeHeaderName, tilec::devicePreludeText()}};
+    request.headers = {{tilec::kPreludeHeaderName, tilec::devicePreludeText(target.vendor)}};
     request.kernelName = "tilec_prelude";
     request.target = &target;
     llvm::Expected<std::vector<char>> pch = tilec::jit::precompileHeader(request);

@@ -12,6 +12,17 @@
 #endif
 #define TL_LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
 #define TL_INLINE __attribute__((device, always_inline)) inline
+/// Loops over a tile's registers: clang's AMDGPU unroller already unrolls
+/// them fully (it favours loops over private arrays).
+#define TL_UNROLL
+/// A kernel's LDS: a static array of the size tilec-allocate-lds computed.
+#define TL_LDS(name, bytes) __shared__ __attribute__((aligned(16))) unsigned char name[bytes]
+
+// Every AMD target has the 16-bit MFMAs' builtins (gfx90a and newer), DPP and
+// ds_swizzle; TL_HW_HAS_* say so to tilec_tiles.h, which other hardware
+// layers share.
+#define TL_HW_HAS_MFMA 1
+#define TL_HW_HAS_DPP 1
 
 namespace tl {
 

@@ -31,9 +31,11 @@ enum tl_emu_matrix_op {
   TL_EMU_MFMA_F32_16X16X32_FP8_FP8 = 7,   // long (8 x e4m3fnuz) x long + float4
   TL_EMU_MFMA_F32_32X32X16_BF8_BF8 = 8,   // long (8 x e5m2fnuz) x long + float16
   TL_EMU_MFMA_F32_16X16X32_BF8_BF8 = 9,   // long (8 x e5m2fnuz) x long + float4
+  TL_EMU_MMA_M16N8K16_BF16 = 10,  // NVIDIA mma.sync: uint4 (8 x bf16) x uint2 (4 x bf16) + float4 (warp of 32)
+  TL_EMU_MMA_M16N8K16_F16 = 11,   // the same with f16 operands
 };
 
-#define TL_EMU_ABI_VERSION 3u
+#define TL_EMU_ABI_VERSION 4u
 struct tl_emu_abi {
   unsigned version;
   int (*thread_id)(void);
@@ -63,6 +65,8 @@ struct tl_emu_abi {
 #define __shared__ static thread_local
 #define TL_LAUNCH_BOUNDS(n)
 #define TL_INLINE inline
+#define TL_UNROLL
+#define TL_LDS(name, bytes) __shared__ __attribute__((aligned(16))) unsigned char name[bytes]
 
 namespace tl {
 
@@ -79,6 +83,9 @@ typedef unsigned uint4_t __attribute__((ext_vector_type(4)));  // 16 raw bytes (
 #define TL_HW_HAS_FP8_MFMA 1
 #define TL_HW_HAS_BF8_MFMA 1
 #define TL_HW_HAS_WMMA 1
+#define TL_HW_HAS_MFMA 1
+#define TL_HW_HAS_DPP 1
+#define TL_HW_HAS_MMA_SYNC 1
 
 namespace hw {
 
@@ -201,6 +208,17 @@ TL_INLINE float8_t wmma_f32_16x16x16_f16_w32(half16_t a, half16_t b, float8_t c)
 TL_INLINE float8_t wmma_f32_16x16x16_bf16_w32(short16_t a, short16_t b, float8_t c) {
   float8_t d;
   emu->matrix(TL_EMU_WMMA_F32_16X16X16_BF16_W32, &a, &b, &c, &d);
+  return d;
+}
+
+TL_INLINE float4_t mma_m16n8k16_bf16(uint4_t a, uint2_t b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MMA_M16N8K16_BF16, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float4_t mma_m16n8k16_f16(uint4_t a, uint2_t b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MMA_M16N8K16_F16, &a, &b, &c, &d);
   return d;
 }
 

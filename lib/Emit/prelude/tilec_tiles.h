@@ -237,6 +237,7 @@ struct Lds {
   template <int N, class X> TL_INLINE void store_run(int r, int c, const X &x) const {
     constexpr int W = WriteVec < N ? WriteVec : N, bytes = W * (int)sizeof(T);
     static_assert(N % W == 0 && sizeof(X) == N * sizeof(T), "store_run: N elements of raw bits");
+    TL_UNROLL
     for (int q = 0; q < N / W; ++q)
       hw::lds_write((raw_t<bytes> *)(base + index(r, c + q * W)), raw_slice<raw_t<bytes>>(x, q * bytes));
   }
@@ -258,6 +259,7 @@ template <class T, int Rows, int Cols, int Threads, int Vec = 1> struct Staging 
 /// Issues the loads of the Rows x Cols window of `g` at (r0, c0) into registers.
 template <class T, int R, int C, int Threads, int V, class G>
 TL_INLINE void load_staging(Staging<T, R, C, Threads, V> &s, const G &g, int r0, int c0) {
+  TL_UNROLL
   for (int j = 0; j < s.perThread; ++j) {
     const int i = (thread_id() + j * Threads) * V;
     if (s.runs % Threads == 0 || i < R * C)  // no branch when the runs divide evenly
@@ -268,6 +270,7 @@ TL_INLINE void load_staging(Staging<T, R, C, Threads, V> &s, const G &g, int r0,
 /// Writes a staged tile into LDS.
 template <class L, class T, int R, int C, int Threads, int V>
 TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads, V> &s) {
+  TL_UNROLL
   for (int j = 0; j < s.perThread; ++j) {
     const int i = (thread_id() + j * Threads) * V;
     if (s.runs % Threads == 0 || i < R * C)
@@ -289,6 +292,7 @@ template <int Threads, int Vec = 1, class G, class L> TL_INLINE void load_tile(c
       t.store(i / L::cols, i % L::cols, g.load(r0 + i / L::cols, c0 + i % L::cols));
     return;
   }
+  TL_UNROLL
   for (int j = 0; j < (runs + Threads - 1) / Threads; ++j) {
     const int i = (thread_id() + j * Threads) * Vec;
     if (runs % Threads == 0 || i < L::rows * L::cols)
@@ -327,12 +331,14 @@ template <class In> struct Mfma32x32x8 {
   TL_INLINE static int d_col(int l, int) { return l % 32; }
   TL_INLINE static acc_t mma(short4_t a, short4_t b, acc_t c);
 };
+#ifdef TL_HW_HAS_MFMA
 template <> TL_INLINE float16_t Mfma32x32x8<bf16>::mma(short4_t a, short4_t b, float16_t c) {
   return hw::mfma_f32_32x32x8bf16_1k(a, b, c);
 }
 template <> TL_INLINE float16_t Mfma32x32x8<f16>::mma(short4_t a, short4_t b, float16_t c) {
   return hw::mfma_f32_32x32x8f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c);
 }
+#endif
 
 /// v_mfma_f32_16x16x16 {bf16,f16}: A = A[l%16][4*(l/16)+r]; D elem r = D[4*(l/16)+r][l%16].
 template <class In> struct Mfma16x16x16 {
@@ -346,12 +352,14 @@ template <class In> struct Mfma16x16x16 {
   TL_INLINE static int d_col(int l, int) { return l % 16; }
   TL_INLINE static acc_t mma(short4_t a, short4_t b, acc_t c);
 };
+#ifdef TL_HW_HAS_MFMA
 template <> TL_INLINE float4_t Mfma16x16x16<bf16>::mma(short4_t a, short4_t b, float4_t c) {
   return hw::mfma_f32_16x16x16bf16_1k(a, b, c);
 }
 template <> TL_INLINE float4_t Mfma16x16x16<f16>::mma(short4_t a, short4_t b, float4_t c) {
   return hw::mfma_f32_16x16x16f16(__builtin_bit_cast(half4_t, a), __builtin_bit_cast(half4_t, b), c);
 }
+#endif
 
 /// v_mfma_f32_32x32x16_{fp8,bf8}_{fp8,bf8} (gfx942; In = fp8e4m3fnuz or
 /// fp8e5m2fnuz): A byte j of lane l = A[l%32][8*(l/32)+j]; D as 32x32x8
@@ -422,6 +430,56 @@ template <> TL_INLINE float8_t Wmma16x16x16<f16>::mma(short16_t a, short16_t b, 
 }
 #endif
 
+/// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16} (NVIDIA, warp of 32;
+/// PTX ISA fragments, g = l / 4, t = l % 4): A element r of lane l =
+/// A[g + 8 * ((r / 2) % 2)][2t + r % 2 + 8 * (r / 4)], B element r =
+/// B[2t + r % 2 + 8 * (r / 2)][g], D element r = D[g + 8 * (r / 2)][2t + r % 2].
+/// Operand registers hold pairs of elements consecutive in k, so a lane's
+/// operand is not one run of k: read_a / read_b gather it.
+template <class In> struct Mma16x8x16 {
+  static constexpr int M = 16, N = 8, K = 16, Lanes = 32, KPerLane = 8, AccPerLane = 4;
+  using bits_t = short;
+  using a_t = uint4_t;     // (T32,V8) -> (M16,K16)
+  using b_t = uint2_t;     // (T32,V4) -> (K16,N8)
+  using acc_t = float4_t;  // (T32,V4) -> (M16,N8)
+  TL_INLINE static int d_row(int l, int r) { return l / 4 + 8 * (r / 2); }
+  TL_INLINE static int d_col(int l, int r) { return 2 * (l % 4) + r % 2; }
+  /// The two elements (mn, k), (mn, k + 1) of `t` as one register, k along a
+  /// row (KAlongCols) or down a column.
+  template <bool KAlongCols, class L> TL_INLINE static unsigned pair(const L &t, int mn, int k) {
+    if constexpr (KAlongCols && L::read_vec >= 2)
+      return t.template load_raw<2>(mn, k);
+    const unsigned lo = KAlongCols ? t.template load_raw<1>(mn, k) : t.template load_raw<1>(k, mn);
+    const unsigned hi = KAlongCols ? t.template load_raw<1>(mn, k + 1) : t.template load_raw<1>(k + 1, mn);
+    return lo | hi << 16;
+  }
+  /// Lane l's A operand of the 16 x 16 block at rows m0.., columns k0.. of `t`.
+  template <class L> TL_INLINE static a_t read_a(const L &t, int m0, int k0, int l) {
+    const int g = l / 4, k = k0 + 2 * (l % 4);
+    return a_t{pair<true>(t, m0 + g, k), pair<true>(t, m0 + g + 8, k), pair<true>(t, m0 + g, k + 8),
+               pair<true>(t, m0 + g + 8, k + 8)};
+  }
+  /// Lane l's B operand of the 16 x 8 block at k0.., columns n0.. (KAlongCols:
+  /// `t` holds B transposed, N x K).
+  template <bool KAlongCols, class L> TL_INLINE static b_t read_b(const L &t, int n0, int k0, int l) {
+    const int n = n0 + l / 4, k = k0 + 2 * (l % 4);
+    return b_t{pair<KAlongCols>(t, n, k), pair<KAlongCols>(t, n, k + 8)};
+  }
+  TL_INLINE static acc_t mma(a_t a, b_t b, acc_t c);
+};
+#ifdef TL_HW_HAS_MMA_SYNC
+template <> TL_INLINE float4_t Mma16x8x16<bf16>::mma(uint4_t a, uint2_t b, float4_t c) {
+  return hw::mma_m16n8k16_bf16(a, b, c);
+}
+template <> TL_INLINE float4_t Mma16x8x16<f16>::mma(uint4_t a, uint2_t b, float4_t c) {
+  return hw::mma_m16n8k16_f16(a, b, c);
+}
+#endif
+/// True for atoms whose operands are gathered by read_a / read_b (mma.sync),
+/// false for those read as one run of k per lane (MFMA, WMMA).
+template <class Atom> inline constexpr bool gathers_operands = false;
+template <class In> inline constexpr bool gathers_operands<Mma16x8x16<In>> = true;
+
 // --- register tiles in an accumulator layout ------------------------------------------
 /// A Rows x Cols f32 tile split over WM x WN waves; each wave holds a
 /// (Rows/WM) x (Cols/WN) block as TM x TN instruction tiles of Atom's D layout.
@@ -459,60 +517,83 @@ inline constexpr bool same_rows = A::rows == B::rows && A::wm == B::wm && A::wn 
                                   A::atom::Lanes == B::atom::Lanes && A::E == B::E;
 
 template <class A> TL_INLINE void fill(A &t, float x) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         t.v[i][j][e] = x;
 }
 template <class A> TL_INLINE void fill(Rows<A> &t, float x) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e)
       t.v[i][e] = x;
 }
 
 /// Element (i, j) = offset + j (Axis 1) or offset + i (Axis 0), as tile.iota.
 template <int Axis, class A> TL_INLINE void iota(A &t, int offset) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         t.v[i][j][e] = (float)(offset + (Axis == 1 ? A::col(j, e) : A::row(i, e)));
 }
 template <int Axis, class A> TL_INLINE void iota(Rows<A> &t, int offset) {
   static_assert(Axis == 0, "a row vector holds one value per row");
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e)
       t.v[i][e] = (float)(offset + A::row(i, e));
 }
 
 /// dst = f(src) elementwise.
 template <class A, class F> TL_INLINE void map(A &dst, const A &src, F f) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         dst.v[i][j][e] = f(src.v[i][j][e]);
 }
 /// dst = f(lhs, rhs) elementwise.
 template <class A, class F> TL_INLINE void map(A &dst, const A &lhs, const A &rhs, F f) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][j][e]);
 }
 /// dst = f(lhs, rhs[row]): rhs broadcast along each row.
 template <class A, class B, class F> TL_INLINE void map(A &dst, const A &lhs, const Rows<B> &rhs, F f) {
   static_assert(same_rows<A, B>, "row vector of a tile whose rows live on other lanes");
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][e]);
 }
 template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &src, F f) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e)
       dst.v[i][e] = f(src.v[i][e]);
 }
 template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &lhs, const Rows<A> &rhs, F f) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e)
       dst.v[i][e] = f(lhs.v[i][e], rhs.v[i][e]);
 }
@@ -531,6 +612,11 @@ TL_INLINE float shfl_xor(float x, int mask) {
 /// then ds_swizzle XOR 16 for 32-lane rows. Every lane combines the same
 /// operands (a + b == b + a), so all lanes of a row hold the identical value.
 template <class Atom, class Op> TL_INLINE float reduce_row_lanes(float x, Op op) {
+  if constexpr (gathers_operands<Atom>) {  // mma.sync: a row's columns are on lanes 4g..4g+3
+    x = op(x, shfl_xor(x, 1));
+    return op(x, shfl_xor(x, 2));
+  }
+#ifdef TL_HW_HAS_DPP
   static_assert(Atom::N == 16 || Atom::N == 32, "rows of 16 or 32 lanes");
   if constexpr (Atom::Lanes == 32) {  // gfx11 WMMA (wave32)
     x = op(x, hw::dpp<0x161>(x));
@@ -545,6 +631,7 @@ template <class Atom, class Op> TL_INLINE float reduce_row_lanes(float x, Op op)
   }
   if constexpr (Atom::N == 32)
     x = op(x, hw::swizzle_xor16(x));
+#endif
   return x;
 }
 
@@ -555,21 +642,40 @@ template <class B, class A, class Op>
 TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, float *scratch) {
   static_assert(same_rows<A, B>, "row vector of a tile whose rows live on other lanes");
   float part[A::TM][A::E];
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e) {
       float x = src.v[i][0][e];
       for (int j = 1; j < A::TN; ++j)
         x = op(x, src.v[i][j][e]);
-      part[i][e] = reduce_row_lanes<typename A::atom>(x, op);
+      part[i][e] = x;
     }
+  // mma.sync's elements e and e ^ 1 are two columns of one row: combine them
+  // first (MFMA and WMMA elements of one lane lie in distinct rows).
+  if constexpr (gathers_operands<typename A::atom>)
+    TL_UNROLL
+    for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
+      for (int e = 0; e < A::E; e += 2)
+        part[i][e] = part[i][e + 1] = op(part[i][e], part[i][e + 1]);
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int e = 0; e < A::E; ++e)
+      part[i][e] = reduce_row_lanes<typename A::atom>(part[i][e], op);
   if constexpr (A::wn > 1) {
     barrier();
     if (A::col(0, 0) % (A::cols / A::wn) == 0)
+      TL_UNROLL
       for (int i = 0; i < A::TM; ++i)
+        TL_UNROLL
         for (int e = 0; e < A::E; ++e)
           hw::lds_write(scratch + A::row(i, e) * A::wn + A::wave_n(), part[i][e]);
     barrier();
+    TL_UNROLL
     for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e) {
         float x = hw::lds_read(scratch + A::row(i, e) * A::wn);
         for (int w = 1; w < A::wn; ++w)
@@ -578,7 +684,9 @@ TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, f
       }
     barrier();
   }
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e)
       dst.v[i][e] = accumulate ? op(dst.v[i][e], part[i][e]) : part[i][e];
 }
@@ -633,6 +741,7 @@ template <class Atom, bool KAlongCols, class L> TL_INLINE typename Atom::ab_t re
     // reads to 256 and scratch; tilec-allocate-lds keeps read_vec 1 here).
     static_assert(L::read_vec == 1, "wide operands are read element by element");
     typename Atom::ab_t v;
+    TL_UNROLL
     for (int r = 0; r < K; ++r)
       v[r] = __builtin_bit_cast(typename Atom::bits_t,
                                 KAlongCols ? t.template load_raw<1>(mn, k + r) : t.template load_raw<1>(k + r, mn));
@@ -642,12 +751,14 @@ template <class Atom, bool KAlongCols, class L> TL_INLINE typename Atom::ab_t re
   if constexpr (KAlongCols && L::read_vec > 1) {
     constexpr int R = L::read_vec;
     static_assert(K % R == 0, "read_vec divides the operand");
+    TL_UNROLL
     for (int q = 0; q < K / R; ++q) {
       const auto x = t.template load_raw<R>(mn, k + q * R);
       __builtin_memcpy((char *)w + q * R * eb, &x, sizeof x);
     }
   } else {
     raw_t<eb> e[K];
+    TL_UNROLL
     for (int r = 0; r < K; ++r)
       e[r] = KAlongCols ? t.template load_raw<1>(mn, k + r) : t.template load_raw<1>(k + r, mn);
     __builtin_memcpy(w, e, sizeof e);
@@ -667,17 +778,41 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
   const int l = A::lane();
   if constexpr (Sched::setprio)
     hw::s_setprio<1>();
-  for (int k0 = 0; k0 < KT; k0 += Atom::K) {
-    typename Atom::ab_t af[A::TM], bfr[A::TN];
-    // The atoms' operand k indices run consecutively from a_k(l, 0).
-    for (int i = 0; i < A::TM; ++i)
-      af[i] = read_operand<Atom, true>(a, A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l), k0 + Atom::a_k(l, 0));
-    for (int j = 0; j < A::TN; ++j)
-      bfr[j] = read_operand<Atom, TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l),
-                                              k0 + Atom::a_k(l, 0));
-    for (int i = 0; i < A::TM; ++i)
+  if constexpr (gathers_operands<Atom>) {
+    TL_UNROLL
+    for (int k0 = 0; k0 < KT; k0 += Atom::K) {
+      typename Atom::a_t af[A::TM];
+      typename Atom::b_t bfr[A::TN];
+      TL_UNROLL
+      for (int i = 0; i < A::TM; ++i)
+        af[i] = Atom::read_a(a, A::wave_m() * A::WTM + i * Atom::M, k0, l);
+      TL_UNROLL
       for (int j = 0; j < A::TN; ++j)
-        c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+        bfr[j] = Atom::template read_b<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+      TL_UNROLL
+      for (int i = 0; i < A::TM; ++i)
+        TL_UNROLL
+        for (int j = 0; j < A::TN; ++j)
+          c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+    }
+  } else {
+    TL_UNROLL
+    for (int k0 = 0; k0 < KT; k0 += Atom::K) {
+      typename Atom::ab_t af[A::TM], bfr[A::TN];
+      // The atoms' operand k indices run consecutively from a_k(l, 0).
+      TL_UNROLL
+      for (int i = 0; i < A::TM; ++i)
+        af[i] = read_operand<Atom, true>(a, A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l), k0 + Atom::a_k(l, 0));
+      TL_UNROLL
+      for (int j = 0; j < A::TN; ++j)
+        bfr[j] = read_operand<Atom, TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l),
+                                                k0 + Atom::a_k(l, 0));
+      TL_UNROLL
+      for (int i = 0; i < A::TM; ++i)
+        TL_UNROLL
+        for (int j = 0; j < A::TN; ++j)
+          c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+    }
   }
   if constexpr (Sched::interleave) {
     constexpr int steps = KT / Atom::K, mmas = steps * A::TM * A::TN;
@@ -695,8 +830,8 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
 /// g's element type; elements outside g are dropped.
 ///
 /// Each lane's elements lie at constant row and column steps from its first
-/// (the atoms' d_row(l, e) - d_row(l, 0) and d_col do not depend on the lane
-/// beyond d_row(l, 0) and d_col(l, 0)), so the offsets are one base plus
+/// (the atoms' d_row(l, e) - d_row(l, 0) and d_col(l, e) - d_col(l, 0) do not
+/// depend on the lane), so the offsets are one base plus
 /// constants, a column test per column of atoms and a row test per row (none
 /// for a whole tensor: rows past its end lie past num_records).
 template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, int r0, int c0) {
@@ -705,12 +840,15 @@ template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, in
   constexpr int eb = (int)sizeof(T);
   const int row0 = r0 + A::row(0, 0), col0 = c0 + A::col(0, 0);
   const int base = (g.origin + row0 * g.pitch + col0) * eb, rowBytes = g.pitch * eb;
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e) {
       const int dr = i * At::M + At::d_row(0, e) - At::d_row(0, 0);
       const bool rowIn = g.whole | ((unsigned)(row0 + dr) < (unsigned)g.rows);
+      TL_UNROLL
       for (int j = 0; j < A::TN; ++j) {
-        const int dc = j * At::N;
+        const int dc = j * At::N + At::d_col(0, e) - At::d_col(0, 0);
         const bool in = rowIn & ((unsigned)(col0 + dc) < (unsigned)g.cols);
         g.store_at(in ? base + dr * rowBytes + dc * eb : G::outside, from_f32<T>(t.v[i][j][e]));
       }
@@ -721,7 +859,9 @@ template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, in
 template <class A, class G> TL_INLINE void store_tile(const Rows<A> &t, const G &g, int r0, int c0) {
   using T = decltype(g.load(0, 0));
   if (A::col(0, 0) % (A::cols / A::wn) == 0 && A::wave_n() == 0)
+    TL_UNROLL
     for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         g.store(r0 + A::row(i, e), c0, from_f32<T>(t.v[i][e]));
 }
@@ -731,7 +871,9 @@ template <class A, class G> TL_INLINE void store_tile(const Rows<A> &t, const G 
 template <class A, class G> TL_INLINE void scatter(const Rows<A> &v, const Rows<A> &pos, const G &g) {
   using T = decltype(g.load(0, 0));
   if (A::col(0, 0) % (A::cols / A::wn) == 0 && A::wave_n() == 0)
+    TL_UNROLL
     for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e) {
         const int p = (int)pos.v[i][e];
         if (p >= 0 && p < g.rows)
@@ -744,8 +886,11 @@ template <class A, class G> TL_INLINE void scatter(const Rows<A> &v, const Rows<
 /// or past col_end, or (Causal) after the query, or (Window > 0) Window or
 /// more positions before it.
 template <bool Causal, int Window, class A> TL_INLINE void mask(A &s, int row0, int col0, int col_end) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e) {
         const int q = row0 + A::row(i, e), k = col0 + A::col(j, e);
         bool out = k >= col_end;
@@ -760,37 +905,51 @@ template <bool Causal, int Window, class A> TL_INLINE void mask(A &s, int row0, 
 /// Loads the window of `g` at (r0, c0) into an accumulator-layout tile: each
 /// lane reads the elements it holds, as f32 (outside g: 0).
 template <class A, class G> TL_INLINE void load_acc(A &t, const G &g, int r0, int c0) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         t.v[i][j][e] = to_f32(g.load(r0 + A::row(i, e), c0 + A::col(j, e)));
 }
 /// Loads rows r0.. of column c0 of `g` (0 for a rank-1 tensor) into a row vector.
 template <class A, class G> TL_INLINE void load_acc(Rows<A> &t, const G &g, int r0, int c0) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int e = 0; e < A::E; ++e)
       t.v[i][e] = to_f32(g.load(r0 + A::row(i, e), c0));
 }
 /// Accumulator tile -> LDS tile of the swapped shape, transposed (dst[c][r] = src[r][c]).
 template <class A, class L> TL_INLINE void copy_transposed(const L &dst, const A &src) {
   static_assert(L::rows == A::cols && L::cols == A::rows, "copy_transposed: shapes are not transposes");
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         dst.store(A::col(j, e), A::row(i, e), from_f32<typename L::elem>(src.v[i][j][e]));
 }
 /// LDS tile -> accumulator tile: each lane reads the elements it holds, as f32.
 template <class A, class L> TL_INLINE void copy_from_lds(A &dst, const L &src) {
   static_assert(L::rows == A::rows && L::cols == A::cols, "copy_from_lds: shapes differ");
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         dst.v[i][j][e] = to_f32(src.load(A::row(i, e), A::col(j, e)));
 }
 /// Accumulator tile -> LDS tile (e.g. to feed it to another gemm).
 template <class A, class L> TL_INLINE void copy(const L &dst, const A &src) {
+  TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
       for (int e = 0; e < A::E; ++e)
         dst.store(A::row(i, e), A::col(j, e), from_f32<typename L::elem>(src.v[i][j][e]));
 }
