@@ -70,6 +70,11 @@ void initializeBackends() {
   });
 }
 
+/// The PTX ISA version NVIDIA compiles use: 8.0 (CUDA 12.0), the first with
+/// every sm_90a instruction the prelude uses; without a CUDA installation
+/// clang would otherwise assume one too old for the warp-synchronous builtins.
+constexpr const char *kPtxFeature = "--cuda-feature=+ptx80";
+
 /// Backend flags of every in-process compile (before the request's options).
 /// `-enable-gvn-memdep=false`: GVN stops looking for redundant loads through
 /// memory dependences. The emitted code never loads a value twice (the tile
@@ -224,7 +229,7 @@ public:
     std::vector<const char *> args;
     if (nvidia)
       args = {"clang", "-x", "cuda", archFlag.c_str(), "--cuda-device-only", "-nocudainc", "-nocudalib",
-              cudaPathFlag.c_str(), "-S"};
+              cudaPathFlag.c_str(), kPtxFeature, "-S"};
     else
       args = {"clang", "-x", "hip", archFlag.c_str(), "--offload-device-only", "--no-gpu-bundle-output",
               "-nogpulib", "-nogpuinc"};

@@ -139,6 +139,34 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
     bool isA = isTile(g.getA());
     bool kAlongRows = !isA && !g.getTransposeB();
     int64_t perWave = isA ? wtm : wtn, sub = isA ? mi->m : mi->n;
+    // mma.sync operands in a layout with 16-byte runs are read with ldmatrix
+    // (the prelude's Mma16x8x16::read_a / read_b2): one x4 per 16 x 16 block of
+    // A, one per two 16 x 8 blocks of B (an even count of them); lane l
+    // addresses 16 bytes of one row of 8 x 8 matrix l / 8.
+    const bool ldmatrix = mi->family == MatrixFamily::MMA && widths.read * eb == 16 &&
+                          (isA || (perWave / sub) % 2 == 0);
+    if (ldmatrix) {
+      for (int w = 0; w < waves; ++w) {
+        int64_t origin = isA ? (w / wn) * wtm : (w % wn) * wtn;
+        for (int64_t k0 = 0; k0 < kTile; k0 += mi->k)
+          for (int64_t i = 0; i < perWave / sub; i += isA ? 1 : 2) {
+            const int64_t mn0 = origin + i * sub;
+            for (int l = 0; l < ws; ++l) {
+              const int64_t lo = l % 8 + 8 * ((l / 8) % 2), hi = 8 * (l / 16);  // x4: matrix l/8's row l%8
+              if (isA)
+                add(l, mn0 + lo, k0 + hi, 8);
+              else if (kAlongRows)
+                add(l, k0 + lo, mn0 + hi, 8);  // B (K x N), .trans
+              else
+                add(l, mn0 + l % 8 + 8 * (l / 16), k0 + 8 * ((l / 8) % 2), 8);  // B (N x K)
+            }
+            flush();
+            if (stopped)
+              return;
+          }
+      }
+      continue;
+    }
     const int64_t read = kAlongRows ? 1 : widths.read;
     for (int w = 0; w < waves; ++w) {
       int64_t origin = isA ? (w / wn) * wtm : (w % wn) * wtn;
@@ -241,7 +269,16 @@ int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elem
       auto g = dyn_cast<tile::GemmOp>(u);
       auto instrName = g ? g->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
       const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
-      if (!mi || !(g.getA() == v || (g.getB() == v && g.getTransposeB())))
+      if (!mi || !(g.getA() == v || g.getB() == v))
+        continue;
+      // mma.sync reads its 16-bit operands with ldmatrix: rows of 16 bytes,
+      // either operand in either orientation (.trans).
+      if (mi->family == MatrixFamily::MMA) {
+        const int64_t w = elemBytes == 2 ? 8 : 1;
+        limit = limit == 0 ? w : std::min(limit, w);
+        continue;
+      }
+      if (!(g.getA() == v || g.getTransposeB()))
         continue;
       // WMMA's 32-byte operands are read element by element (the prelude's
       // read_operand: wider reads raised gfx1151's register pressure).

@@ -91,6 +91,28 @@ TL_INLINE int ds_bpermute(int byteIndex, int v) {
   return __nvvm_shfl_sync_idx_i32(0xffffffffu, v, (byteIndex >> 2) & 31, 0x1f);
 }
 
+/// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: lanes 8i..8i+7 give the
+/// addresses of the 8 rows (16 bytes each) of matrix i; lane l receives in
+/// register i elements 2(l%4), 2(l%4)+1 of row l/4 of matrix i (.trans: of its
+/// transpose). Reads shared memory: volatile with a memory clobber, so it stays
+/// between the barriers that order it.
+template <bool Trans> TL_INLINE uint4_t ldmatrix_x4(const void *row) {
+  uint4_t r;
+  if constexpr (Trans)
+    asm volatile("{ .reg .u64 s; cvta.to.shared.u64 s, %4; ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                 "{%0,%1,%2,%3}, [s]; }"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "l"(row)
+                 : "memory");
+  else
+    asm volatile("{ .reg .u64 s; cvta.to.shared.u64 s, %4; ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                 "{%0,%1,%2,%3}, [s]; }"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "l"(row)
+                 : "memory");
+  return r;
+}
+
 // --- matrix instructions (PTX ISA, mma.m16n8k16 fragments) ---------------------------------
 // A: four 32-bit registers of two elements each, B: two, C/D: four f32. Not
 // volatile: the instruction has no side effects, so ptxas may schedule it.

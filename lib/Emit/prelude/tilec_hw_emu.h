@@ -211,6 +211,31 @@ TL_INLINE float8_t wmma_f32_16x16x16_bf16_w32(short16_t a, short16_t b, float8_t
   return d;
 }
 
+/// ldmatrix.sync.aligned.m8n8.x4[.trans] (as tilec_hw_cuda.h): each lane reads
+/// its own 16-byte row from LDS (one access, so the race, alignment and bank
+/// checkers see it), then the rows move between lanes through the wave's
+/// permute: register i of lane l is word l%4 of lane 8i + l/4's row, or with
+/// Trans the two halves at column l/4 of lanes 8i + 2(l%4) and 8i + 2(l%4) + 1.
+template <bool Trans> TL_INLINE uint4_t ldmatrix_x4(const void *row) {
+  const uint4_t mine = lds_read((const uint4_t *)row);
+  const int l = lane_id();
+  uint4_t out;
+  for (int i = 0; i < 4; ++i) {
+    unsigned lo[4], hi[4];
+    const int src = Trans ? 8 * i + 2 * (l % 4) : 8 * i + l / 4;
+    for (int q = 0; q < 4; ++q) {
+      lo[q] = (unsigned)ds_bpermute(src * 4, (int)mine[q]);
+      hi[q] = (unsigned)ds_bpermute((src + 1) * 4, (int)mine[q]);
+    }
+    if constexpr (Trans) {
+      const int c = l / 4, shift = 16 * (c % 2);
+      out[i] = ((lo[c / 2] >> shift) & 0xffffu) | ((hi[c / 2] >> shift) & 0xffffu) << 16;
+    } else {
+      out[i] = lo[l % 4];
+    }
+  }
+  return out;
+}
 TL_INLINE float4_t mma_m16n8k16_bf16(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
   emu->matrix(TL_EMU_MMA_M16N8K16_BF16, &a, &b, &c, &d);

@@ -2,7 +2,7 @@
 // hardware layer (tl::hw, from tilec_hw_*.h), so the same text serves the GPU
 // and the CPU wavefront emulator. Matrix-instruction layouts follow
 // amd-targets.md sections 1-2 and the calculator tables in
-// shared/data/matrix-layouts.
+// tests/data/matrix-layouts.
 #pragma once
 
 namespace tl {
@@ -430,6 +430,11 @@ template <> TL_INLINE float8_t Wmma16x16x16<f16>::mma(short16_t a, short16_t b, 
 }
 #endif
 
+/// True for atoms whose operands are gathered by read_a / read_b (mma.sync),
+/// false for those read as one run of k per lane (MFMA, WMMA).
+template <class Atom> inline constexpr bool gathers_operands = false;
+
+#ifdef TL_HW_HAS_MMA_SYNC
 /// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16} (NVIDIA, warp of 32;
 /// PTX ISA fragments, g = l / 4, t = l % 4): A element r of lane l =
 /// A[g + 8 * ((r / 2) % 2)][2t + r % 2 + 8 * (r / 4)], B element r =
@@ -453,8 +458,15 @@ template <class In> struct Mma16x8x16 {
     const unsigned hi = KAlongCols ? t.template load_raw<1>(mn, k + 1) : t.template load_raw<1>(k + 1, mn);
     return lo | hi << 16;
   }
+  /// Whether `t`'s layout keeps runs of 8 elements (16 bytes) of a row
+  /// contiguous and aligned, as ldmatrix reads them.
+  template <class L> static constexpr bool ldmatrix_ok = L::read_vec >= 8 && sizeof(typename L::elem) == 2;
   /// Lane l's A operand of the 16 x 16 block at rows m0.., columns k0.. of `t`.
+  /// With ldmatrix (x4): lanes 8i.. address rows of matrix i = (rows +8 if i
+  /// is odd, columns +8 if i >= 2), which are a0..a3.
   template <class L> TL_INLINE static a_t read_a(const L &t, int m0, int k0, int l) {
+    if constexpr (ldmatrix_ok<L>)
+      return hw::ldmatrix_x4<false>(t.base + L::index(m0 + l % 8 + 8 * ((l / 8) % 2), k0 + 8 * (l / 16)));
     const int g = l / 4, k = k0 + 2 * (l % 4);
     return a_t{pair<true>(t, m0 + g, k), pair<true>(t, m0 + g + 8, k), pair<true>(t, m0 + g, k + 8),
                pair<true>(t, m0 + g + 8, k + 8)};
@@ -465,20 +477,25 @@ template <class In> struct Mma16x8x16 {
     const int n = n0 + l / 4, k = k0 + 2 * (l % 4);
     return b_t{pair<KAlongCols>(t, n, k), pair<KAlongCols>(t, n, k + 8)};
   }
+  /// Lane l's B operands of the two 16 x 8 blocks at k0.., columns n0.. and
+  /// n0 + 8.. (registers 0-1 and 2-3), with one ldmatrix.x4: `t` N x K
+  /// (KAlongCols) is read as is, K x N transposed (.trans).
+  template <bool KAlongCols, class L> TL_INLINE static uint4_t read_b2(const L &t, int n0, int k0, int l) {
+    if constexpr (KAlongCols)
+      return hw::ldmatrix_x4<false>(t.base + L::index(n0 + l % 8 + 8 * (l / 16), k0 + 8 * ((l / 8) % 2)));
+    else
+      return hw::ldmatrix_x4<true>(t.base + L::index(k0 + l % 8 + 8 * ((l / 8) % 2), n0 + 8 * (l / 16)));
+  }
   TL_INLINE static acc_t mma(a_t a, b_t b, acc_t c);
 };
-#ifdef TL_HW_HAS_MMA_SYNC
 template <> TL_INLINE float4_t Mma16x8x16<bf16>::mma(uint4_t a, uint2_t b, float4_t c) {
   return hw::mma_m16n8k16_bf16(a, b, c);
 }
 template <> TL_INLINE float4_t Mma16x8x16<f16>::mma(uint4_t a, uint2_t b, float4_t c) {
   return hw::mma_m16n8k16_f16(a, b, c);
 }
-#endif
-/// True for atoms whose operands are gathered by read_a / read_b (mma.sync),
-/// false for those read as one run of k per lane (MFMA, WMMA).
-template <class Atom> inline constexpr bool gathers_operands = false;
 template <class In> inline constexpr bool gathers_operands<Mma16x8x16<In>> = true;
+#endif
 
 // --- register tiles in an accumulator layout ------------------------------------------
 /// A Rows x Cols f32 tile split over WM x WN waves; each wave holds a
@@ -786,9 +803,18 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
       TL_UNROLL
       for (int i = 0; i < A::TM; ++i)
         af[i] = Atom::read_a(a, A::wave_m() * A::WTM + i * Atom::M, k0, l);
-      TL_UNROLL
-      for (int j = 0; j < A::TN; ++j)
-        bfr[j] = Atom::template read_b<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+      if constexpr (Atom::template ldmatrix_ok<LB> && A::TN % 2 == 0) {
+        TL_UNROLL
+        for (int j = 0; j < A::TN; j += 2) {
+          const uint4_t r = Atom::template read_b2<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+          bfr[j] = typename Atom::b_t{r[0], r[1]};
+          bfr[j + 1] = typename Atom::b_t{r[2], r[3]};
+        }
+      } else {
+        TL_UNROLL
+        for (int j = 0; j < A::TN; ++j)
+          bfr[j] = Atom::template read_b<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+      }
       TL_UNROLL
       for (int i = 0; i < A::TM; ++i)
         TL_UNROLL

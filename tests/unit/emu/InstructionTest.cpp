@@ -28,7 +28,7 @@ LayoutTable readLayout(const std::string &relPath) {
   std::ifstream in(path);
   LayoutTable t;
   if (!in) {
-    ADD_FAILURE() << "missing layout table " << path << " (shared/data/matrix-layouts must sit next to the repository)";
+    ADD_FAILURE() << "missing layout table " << path << " (tests/data/matrix-layouts)";
     return t;
   }
   std::string line;
@@ -315,7 +315,7 @@ extern "C" __global__ void fp8_w32(float *d) {
 }
 
 // --- bf8 (e5m2fnuz) MFMA on gfx942 (sections 1 and 8) ------------------------------------
-// The calculator tables in shared/data/matrix-layouts/cdna3 cover only the
+// The calculator tables in tests/data/matrix-layouts/cdna3 cover only the
 // fp8_fp8 forms. Section 1 gives v_mfma_f32_{32x32x16,16x16x32}_bf8_bf8 the
 // same lane layout as the fp8 ones, so these tests place operands and read
 // results through the fp8_fp8 tables and check the bf8 instructions'

@@ -1,13 +1,14 @@
-// The matrix-instruction layouts the compiler plans with (MatrixInstr::aRow,
-// aK, dRow, dCol in lib/Target) against AMD's calculator tables in
-// shared/data/matrix-layouts (amd-targets.md sections 1-2), lane by lane and
-// element by element, for every instruction of every target. The tables are
+// The matrix-instruction layouts the compiler plans with (MatrixInstr::operandMN,
+// operandK, dRow, dCol in lib/Target) against the vendors' tables in
+// tests/data/matrix-layouts (AMD's calculator; NVIDIA's PTX ISA fragments),
+// lane by lane and element by element, for every instruction of every target. The tables are
 // independent of our reading of the ISA: a layout bug shared by the emitter,
 // the emulator and this code still shows up here.
 #include "Target/Target.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -17,7 +18,7 @@ using namespace tilec;
 namespace {
 
 std::string folderOf(const std::string &arch) {
-  return arch == "gfx942" ? "cdna3" : arch == "gfx90a" ? "cdna2" : "rdna3";
+  return arch == "gfx942" ? "cdna3" : arch == "gfx90a" ? "cdna2" : arch == "sm_90a" ? "ptx" : "rdna3";
 }
 
 /// Rows of a calculator table: lane -> the cells after the lane column.
@@ -55,7 +56,7 @@ struct Case {
 
 std::vector<Case> allInstrs() {
   std::vector<Case> out;
-  for (const char *arch : {"gfx942", "gfx90a", "gfx1151"})
+  for (const char *arch : {"gfx942", "gfx90a", "gfx1151", "sm_90a"})
     for (const MatrixInstr &mi : lookupTarget(arch)->matrixInstrs)
       out.push_back({arch, &mi});
   return out;
@@ -74,18 +75,18 @@ TEST_P(LayoutTable, OperandsAndAccumulatorMatchTheCalculator) {
     auto rows = readTable(base + "." + which + ".csv");
     ASSERT_EQ(static_cast<int>(rows.size()), lanes) << "missing or short table " << base << "." << which << ".csv";
     for (int l = 0; l < lanes; ++l) {
-      ASSERT_EQ(static_cast<int>(rows[l].size()), which == 'D' ? mi.accPerLane : mi.kPerLane)
+      ASSERT_EQ(static_cast<int>(rows[l].size()), which == 'D' ? mi.accPerLane : mi.operandElems(which == 'B'))
           << which << " lane " << l;
       for (int r = 0; r < static_cast<int>(rows[l].size()); ++r) {
         auto [i, j] = indices(rows[l][r]);
         SCOPED_TRACE(std::string(1, which) + " lane " + std::to_string(l) + " element " + std::to_string(r) +
                      ": table says " + rows[l][r]);
         if (which == 'A') {         // A[m][k]
-          EXPECT_EQ(mi.aRow(l), i);
-          EXPECT_EQ(mi.aK(l, r), j);
-        } else if (which == 'B') {  // B[k][n]: A's formulas with m -> n
-          EXPECT_EQ(mi.aK(l, r), i);
-          EXPECT_EQ(mi.aRow(l), j);
+          EXPECT_EQ(mi.operandMN(false, l, r), i);
+          EXPECT_EQ(mi.operandK(false, l, r), j);
+        } else if (which == 'B') {  // B[k][n]
+          EXPECT_EQ(mi.operandK(true, l, r), i);
+          EXPECT_EQ(mi.operandMN(true, l, r), j);
         } else {                    // D[m][n]
           EXPECT_EQ(mi.dRow(l, r), i);
           EXPECT_EQ(mi.dCol(l, r), j);
@@ -95,9 +96,11 @@ TEST_P(LayoutTable, OperandsAndAccumulatorMatchTheCalculator) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Section1And2, LayoutTable, ::testing::ValuesIn(allInstrs()),
+INSTANTIATE_TEST_SUITE_P(VendorTables, LayoutTable, ::testing::ValuesIn(allInstrs()),
                          [](const ::testing::TestParamInfo<Case> &info) {
-                           return info.param.arch + "_" + info.param.instr->name;
+                           std::string name = info.param.arch + "_" + info.param.instr->name;
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return name;
                          });
 
 } // namespace
