@@ -128,7 +128,8 @@ TL_INLINE float swizzle_xor16(float x) {
 // no subnormals (LLVM's AMDGPUUsage; its own lowering of exp2, log2 and
 // division scales around them): exp2 may give 0 where 2^x is below 2^-126,
 // log2 and rcp must not be given a subnormal, and rcp's result must be normal.
-// fma is the fused v_fma_f32 (one rounding).
+// fma is the fused v_fma_f32 (one rounding); kernels are compiled with
+// -ffp-contract=off, so it is the only way a fused multiply-add arises.
 // Compilers without the amdgcn builtins (the hipRTC of ROCm 5.x, LLVM < 17)
 // select v_exp_f32 and v_log_f32 for llvm.exp2 and llvm.log2 themselves.
 #if __has_builtin(__builtin_amdgcn_exp2f)

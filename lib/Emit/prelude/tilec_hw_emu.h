@@ -155,7 +155,7 @@ TL_INLINE float swizzle_xor16(float x) {
 // --- floating-point arithmetic (tilec_hw_amdgcn.h): the host's libm and
 // division, which round at least as well as the hardware's 1-ulp
 // approximations; tolerances cover the difference (docs/design.md, "Device
-// math").
+// math"). The host build is compiled with -ffp-contract=off, like the GPU's.
 TL_INLINE float exp2(float x) { return __builtin_exp2f(x); }
 TL_INLINE float log2(float x) { return __builtin_log2f(x); }
 TL_INLINE float rcp(float x) { return 1.0f / x; }
