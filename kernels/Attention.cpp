@@ -269,7 +269,8 @@ struct RowKeys {
 //    key (the row maximum, the alpha rescalings) cancels between O and l.
 //  - P rounded to Q's type before P @ V: relative uIn per term;
 //  - f32 accumulation of l and of P @ V over at most seq_k terms plus the
-//    per-block rescalings: gamma = (seq_k + 2 * key blocks + 8) * u, relative.
+//    per-block rescalings: gamma = (seq_k + 2 * key blocks + 8) * u, relative
+//    (the 8 covers the final O / l, a division within 3u: kernels/DeviceMath.h).
 // With weights w_j = p_j / l and A = sum_j w_j |v_j|:
 //   |O - ref| <= rel * A + uIn * (|ref| + rel * A),
 //   rel = (1 + uIn) * exp(2E) * (1 + gamma) - 1   (the last term: O rounded to Q's type);

@@ -1,5 +1,6 @@
 // Mixture-of-experts kernels in the DSL (docs/moe.md).
 #include "Moe.h"
+#include "DeviceMath.h"
 
 #include "Params.h"
 
@@ -131,7 +132,8 @@ GateReference gateReference(const MoeGateConfig &c, int64_t tokens, const std::v
     double selected = 0;
     for (int64_t j = 0; j < K; ++j)
       selected += std::exp(row[order[j]] - mx) / denom;
-    const double rel = (2 * X * std::log2(std::exp(1.0)) * std::log(2.0) + 6 + double(E) + double(K)) * u;
+    const double rel =
+        (2 * X * std::log2(std::exp(1.0)) * std::log(2.0) + 4 + 2 * devicemath::kDiv + double(E) + double(K)) * u;
     for (int64_t j = 0; j < K; ++j) {
       double p = std::exp(row[order[j]] - mx) / denom;
       if (c.renormalize)
@@ -160,12 +162,14 @@ Problem moeGateProblem(const MoeGateConfig &c, int64_t tokens, std::vector<doubl
   // the exponent, twice: x and m), the subtraction and exp2 round (2u; libm's
   // exp2 in the emulator is correctly rounded, the hardware's v_exp_f32 is
   // within 1 ulp: 2u), the sum of E terms errs by at most E u relative, the
-  // division u, the renormalising sum K u and its division u. With
-  // X = max|x| of the row, each weight is within
-  //   rel = (2 X log2e ln2 + 6 + E + K) u
+  // division kDiv u (3u: v_rcp_f32 within 1 ulp, then a product;
+  // kernels/DeviceMath.h), the renormalising sum K u and its division kDiv u.
+  // With X = max|x| of the row, each weight is within
+  //   rel = (2 X log2e ln2 + 4 + 2 kDiv + E + K) u
   // relative (ln2: a change d of the exponent changes 2^y by a factor 2^d,
   // about 1 + d ln2).
-  prob.toleranceRule = "ids exact; |w - ref| <= (2*X + 6 + E + K) * 2^-24 * |ref|, X = max|logit| of the token";
+  static_assert(4 + 2 * devicemath::kDiv == 10, "the rule below states the sum");
+  prob.toleranceRule = "ids exact; |w - ref| <= (2*X + 10 + E + K) * 2^-24 * |ref|, X = max|logit| of the token";
   const MoeGateConfig cfg = c;
   prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
                        std::vector<std::vector<double>> &tolerance) {
@@ -391,6 +395,9 @@ double unitRoundoffOf(DType t) { return t == DType::bf16 ? std::ldexp(1.0, -8) :
 
 /// |silu'(x)| = |s(x) (1 + x (1 - s(x)))| <= 1.0999 for every x (s: sigmoid).
 constexpr double kSiluSlope = 1.1;
+/// The relative error of h = silu(g) v in f32, in units of 2^-24: the
+/// prelude's silu (kernels/DeviceMath.h) and the product.
+constexpr double kSiluRounding = devicemath::kSilu + 1;
 
 /// Top-k ids for `tokens`: k distinct experts each, uniformly, or (one) every
 /// token's first choice expert experts/2.
@@ -444,7 +451,7 @@ void expertsReference(const ExpertShape &s, const std::vector<double> &x, const 
         const double silu = g / (1 + std::exp(-g));
         h[i] = silu * gv;
         dh[i] = kSiluSlope * std::fabs(gv) * double(Hd) * u * mg + std::fabs(silu) * double(Hd) * u * mv +
-                (5 * u + uIn) * std::fabs(h[i]);
+                (kSiluRounding * u + uIn) * std::fabs(h[i]);
       }
       for (int64_t n = 0; n < Hd; ++n) {
         const double *w2n = &w2[(e * Hd + n) * I];
@@ -467,7 +474,8 @@ void expertsReference(const ExpertShape &s, const std::vector<double> &x, const 
 }
 
 std::string expertsToleranceRule(DType dtype) {
-  return "error bound followed through gate_up (H u sum|xw|, silu slope 1.1, 5u + uIn rounding of h), "
+  static_assert(kSiluRounding <= 10.6, "the rule below states the bound");
+  return "error bound followed through gate_up (H u sum|xw|, silu slope 1.1, 10.6u + uIn rounding of h), "
          "down (I u sum|h w2|) and combine (k u sum|w y| + uIn |out|), u = 2^-24, uIn = " +
          std::string(dtype == DType::bf16 ? "2^-8 (bf16)" : "2^-11 (f16)");
 }
@@ -511,8 +519,8 @@ Problem moeExpertsProblem(const MoeExpertsProblemConfig &c, uint64_t seed) {
   // Error bound, per output element, followed through the three kernels
   // (u = 2^-24, uIn = the dtype's unit roundoff; inputs exact in their type):
   //  g, v = x Wg^T, x Wu^T: f32 sums of H exact products: |dg| <= H u sum|x w|;
-  //  h = silu(g) v in f32 (silu: a division and an exp, 4u; the product u),
-  //    rounded to the dtype: |dh| <= 1.1 |v| |dg| + |silu g| |dv| + (5u + uIn) |h|;
+  //  h = silu(g) v in f32 (silu: devicemath::kSilu; the product u),
+  //    rounded to the dtype: |dh| <= 1.1 |v| |dg| + |silu g| |dv| + (kSilu u + u + uIn) |h|;
   //  y = h W2^T in f32: |dy| <= sum |w2| |dh| + I u sum |h w2|;
   //  out = sum_j w_j y_j in f32 (w exact f32), rounded to the dtype:
   //    |dout| <= sum_j w_j |dy_j| + k u sum_j w_j |y_j| + uIn |out|.

@@ -192,33 +192,32 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
     s = name(sv);
   else if (auto a = m.getScalar())
     s = floatLiteral(a->convertToDouble());
+  // Functions beyond one IEEE operation are the prelude's (tilec_tiles.h,
+  // "math"): built from the target's own instructions, never a library call.
   std::string fn;
   using F = tile::MapFn;
   switch (m.getFn()) {
   case F::copy: fn = "x"; break;
   case F::neg: fn = "-x"; break;
-  case F::exp: fn = "__builtin_expf(x)"; break;
-  case F::exp2: fn = "__builtin_exp2f(x)"; break;
-  case F::log: fn = "__builtin_logf(x)"; break;
-  case F::recip: fn = "1.0f / x"; break;
+  case F::exp: fn = "tl::exp(x)"; break;
+  case F::exp2: fn = "tl::exp2(x)"; break;
+  case F::log: fn = "tl::log(x)"; break;
+  case F::recip: fn = "tl::recip(x)"; break;
   case F::relu: fn = "__builtin_fmaxf(x, 0.0f)"; break;
-  case F::silu: fn = "x / (1.0f + __builtin_expf(-x))"; break;
-  case F::sigmoid: fn = "1.0f / (1.0f + __builtin_expf(-x))"; break;
-  case F::gelu_tanh:
-    fn = "0.5f * x * (1.0f + __builtin_tanhf(0.7978845608f * (x + 0.044715f * x * x * x)))";
-    break;
+  case F::silu: fn = "tl::silu(x)"; break;
+  case F::sigmoid: fn = "tl::sigmoid(x)"; break;
+  case F::gelu_tanh: fn = "tl::gelu_tanh(x)"; break;
   case F::scale: fn = "x * " + s; break;
   case F::add_scalar: fn = "x + " + s; break;
   case F::ceil: fn = "__builtin_ceilf(x)"; break;
   case F::add: fn = "x + y"; break;
   case F::sub: fn = "x - y"; break;
   case F::mul: fn = "x * y"; break;
-  case F::div: fn = "x / y"; break;
+  case F::div: fn = "tl::div(x, y)"; break;
   case F::max: fn = "__builtin_fmaxf(x, y)"; break;
   case F::min: fn = "__builtin_fminf(x, y)"; break;
-  // No value seen yet (rhs = -inf, so lhs is -inf too): nothing to rescale.
-  case F::sub_exp2: fn = "y == -__builtin_inff() ? 0.0f : __builtin_exp2f(x - y)"; break;
-  case F::safe_div: fn = "y == 0.0f ? 0.0f : x / y"; break;
+  case F::sub_exp2: fn = "tl::sub_exp2(x, y)"; break;
+  case F::safe_div: fn = "tl::safe_div(x, y)"; break;
   case F::eq: fn = "x == y ? 1.0f : 0.0f"; break;
   case F::neg_inf_where: fn = "y != 0.0f ? -__builtin_inff() : x"; break;
   case F::le: fn = "x <= y ? 1.0f : 0.0f"; break;

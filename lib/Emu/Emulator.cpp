@@ -28,7 +28,10 @@ namespace tilec::emu {
 namespace {
 
 /// Flags of the host compile. -O2: the emulated kernel's own arithmetic runs natively.
-const char *const kHostFlags[] = {"-x", "c++", "-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions", "-w"};
+/// -ffp-contract=off: every operation rounds as in the GPU build (lib/JIT's
+/// kDefaultOptions); fused multiply-adds are the prelude's explicit fma calls.
+const char *const kHostFlags[] = {"-x", "c++", "-std=c++17", "-O2", "-ffp-contract=off", "-fPIC", "-shared",
+                                  "-fno-exceptions", "-w"};
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);

@@ -26,8 +26,11 @@ llvm::Expected<Cubin> linkPtx(llvm::StringRef ptx, const TargetInfo &target, llv
 /// hipRTC through dlopen (HipRTC.cpp).
 llvm::Expected<CodeObject> compileWithHipRTC(const CompileRequest &request);
 
-/// Flags every compiler gets before CompileRequest::options.
-inline constexpr const char *kDefaultOptions[] = {"-O3", "-std=c++17"};
+/// Flags every compiler gets before CompileRequest::options (and the
+/// precompiled prelude is built with). -ffp-contract=off: no multiply and add
+/// is fused unless the source calls fma (HIP's default is `fast`), so a kernel
+/// rounds as the emulator's host build does (docs/design.md, "Device math").
+inline constexpr const char *kDefaultOptions[] = {"-O3", "-std=c++17", "-ffp-contract=off"};
 
 /// Name of the virtual source file for `request`: "<kernelName>.hip".
 std::string sourceFileName(const CompileRequest &request);

@@ -134,6 +134,28 @@ TL_INLINE float swizzle_xor16(float x) {
   return __builtin_bit_cast(float, __builtin_amdgcn_ds_swizzle(__builtin_bit_cast(int, x), 0x401F));
 }
 
+// --- floating-point arithmetic the prelude's math is built from (tilec_tiles.h) ----
+// v_exp_f32, v_log_f32 and v_rcp_f32 approximate to within 1 ulp and handle
+// no subnormals (LLVM's AMDGPUUsage; its own lowering of exp2, log2 and
+// division scales around them): exp2 may give 0 where 2^x is below 2^-126,
+// log2 and rcp must not be given a subnormal, and rcp's result must be normal.
+// fma is the fused v_fma_f32 (one rounding); kernels are compiled with
+// -ffp-contract=off, so it is the only way a fused multiply-add arises.
+// Compilers without the amdgcn builtins (the hipRTC of ROCm 5.x, LLVM < 17)
+// select v_exp_f32 and v_log_f32 for llvm.exp2 and llvm.log2 themselves.
+#if __has_builtin(__builtin_amdgcn_exp2f)
+TL_INLINE float exp2(float x) { return __builtin_amdgcn_exp2f(x); }
+#else
+TL_INLINE float exp2(float x) { return __builtin_exp2f(x); }
+#endif
+#if __has_builtin(__builtin_amdgcn_logf)
+TL_INLINE float log2(float x) { return __builtin_amdgcn_logf(x); }
+#else
+TL_INLINE float log2(float x) { return __builtin_log2f(x); }
+#endif
+TL_INLINE float rcp(float x) { return __builtin_amdgcn_rcpf(x); }
+TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+
 // --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
 TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {
   return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);

@@ -159,6 +159,15 @@ TL_INLINE float swizzle_xor16(float x) {
   return __builtin_bit_cast(float, ds_bpermute(((l & ~31) | ((l & 31) ^ 16)) * 4, __builtin_bit_cast(int, x)));
 }
 
+// --- floating-point arithmetic (tilec_hw_amdgcn.h): the host's libm and
+// division, which round at least as well as the hardware's 1-ulp
+// approximations; tolerances cover the difference (docs/design.md, "Device
+// math"). The host build is compiled with -ffp-contract=off, like the GPU's.
+TL_INLINE float exp2(float x) { return __builtin_exp2f(x); }
+TL_INLINE float log2(float x) { return __builtin_log2f(x); }
+TL_INLINE float rcp(float x) { return 1.0f / x; }
+TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+
 // --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
 TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {
   float16_t d;

@@ -103,6 +103,64 @@ template <> TL_INLINE int from_f32<int>(float x) { return (int)x; }
 
 template <class T> TL_INLINE float round_to(float x) { return to_f32(from_f32<T>(x)); }
 
+// --- math: the tile.map functions (docs/design.md, "Device math") ----------------
+// Written against hw::exp2, hw::log2, hw::rcp (1-ulp approximations) and hw::fma,
+// never a library call. Their error bounds (each hw:: approximation taken as
+// 1 ulp) are derived in kernels/DeviceMath.h and tested per function
+// (tests/unit/run/MapMathTest.cpp).
+// An fma appears only where a rounding error must be kept exactly (exp's
+// argument reduction); everything else rounds each operation, on every target.
+constexpr float kLog2e = 0x1.715476p+0f;     // log2(e) rounded to f32
+constexpr float kLog2eLo = 0x1.4ae0c0p-26f;  // log2(e) - kLog2e
+constexpr float kLn2 = 0x1.62e430p-1f;       // ln(2) rounded to f32
+
+TL_INLINE float exp2(float x) { return hw::exp2(x); }
+/// e^x = 2^(t + c): t = x log2(e) rounded, c = its rounding error (exact, by
+/// fma) plus x times the tail of log2(e); |c| <= 2^-16, so 2^c = 1 + c ln2 to
+/// well below an ulp. Where 2^t is 0 or infinite (x = +-inf included: c is
+/// NaN there) it is the result.
+TL_INLINE float exp(float x) {
+  const float t = x * kLog2e;
+  const float c = hw::fma(x, kLog2e, -t) + x * kLog2eLo;
+  const float y = hw::exp2(t);
+  return y == 0.0f || y == __builtin_inff() ? y : hw::fma(y, c * kLn2, y);
+}
+/// log2 with subnormal x scaled by 2^32 first.
+TL_INLINE float log2(float x) {
+  const bool subnormal = x < 0x1p-126f;
+  const float y = hw::log2(subnormal ? x * 0x1p32f : x);
+  return subnormal ? y - 32.0f : y;
+}
+TL_INLINE float log(float x) { return log2(x) * kLn2; }
+/// x / y as x * rcp(y), with |y| > 2^96 scaled by 2^-32 (and |y| < 2^-96 by
+/// 2^32) so that rcp's operand and result are normal; 0 / 0, x / inf and
+/// inf / inf as IEEE division.
+TL_INLINE float div(float x, float y) {
+  const float a = __builtin_fabsf(y);
+  const float s = a > 0x1p96f ? 0x1p-32f : a < 0x1p-96f ? 0x1p32f : 1.0f;
+  return s * (x * hw::rcp(y * s));
+}
+TL_INLINE float recip(float x) { return div(1.0f, x); }
+/// 1 / (1 + e^-x) from e = e^-|x| <= 1, which cannot overflow: 1 / (1 + e)
+/// for x >= 0, e / (1 + e) below.
+TL_INLINE float sigmoid(float x) {
+  const float e = exp(-__builtin_fabsf(x)), r = recip(1.0f + e);
+  return x >= 0.0f ? r : e * r;
+}
+TL_INLINE float silu(float x) { return x * sigmoid(x); }
+/// 0.5 x (1 + tanh(z)), z = sqrt(2/pi) (x + 0.044715 x^3), evaluated as
+/// x sigmoid(2z) (the same function: 1 + tanh(z) = 2 sigmoid(2z)), which does
+/// not cancel where tanh(z) is near -1; 2z = x (a + b x^2).
+TL_INLINE float gelu_tanh(float x) {
+  constexpr float a = 0x1.988454p+0f;  // 2 sqrt(2/pi)
+  constexpr float b = 0x1.2444f2p-4f;  // 2 sqrt(2/pi) 0.044715
+  return x * sigmoid(x * (a + b * (x * x)));
+}
+/// exp2(x - y), 0 where y is -inf (no value seen yet: nothing to rescale).
+TL_INLINE float sub_exp2(float x, float y) { return y == -__builtin_inff() ? 0.0f : exp2(x - y); }
+/// x / y, 0 where y is 0.
+TL_INLINE float safe_div(float x, float y) { return y == 0.0f ? 0.0f : div(x, y); }
+
 // --- work-item indices --------------------------------------------------------
 TL_INLINE int thread_id() { return hw::thread_id(); }
 TL_INLINE int block_id(int axis) { return hw::block_id(axis); }
