@@ -113,6 +113,30 @@ template <bool Trans> TL_INLINE uint4_t ldmatrix_x4(const void *row) {
   return r;
 }
 
+// --- floating-point arithmetic the prelude's math is built from (tilec_tiles.h) ----
+// The multi-function unit's approximations, flushing subnormals as AMD's
+// v_exp_f32 / v_log_f32 / v_rcp_f32 do (docs/hardware.md section 9):
+// ex2.approx.ftz.f32 and lg2.approx.ftz.f32 (relative error about 2^-22 by
+// the PTX ISA), rcp.approx.ftz.f32 (1 ulp). fma is fma.rn.f32 (one rounding);
+// kernels are compiled with -ffp-contract=off, so it is the only fused
+// multiply-add.
+TL_INLINE float exp2(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+TL_INLINE float log2(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+TL_INLINE float rcp(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+
 // --- matrix instructions (PTX ISA, mma.m16n8k16 fragments) ---------------------------------
 // A: four 32-bit registers of two elements each, B: two, C/D: four f32. Not
 // volatile: the instruction has no side effects, so ptxas may schedule it.
