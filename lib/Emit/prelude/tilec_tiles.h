@@ -689,23 +689,23 @@ TL_INLINE float shfl_xor(float x, int mask) {
 template <class Atom, class Op> TL_INLINE float reduce_row_lanes(float x, Op op) {
   if constexpr (gathers_operands<Atom>) {  // mma.sync: a row's columns are on lanes 4g..4g+3
     x = op(x, shfl_xor(x, 1));
-    return op(x, shfl_xor(x, 2));
+    x = op(x, shfl_xor(x, 2));
   }
 #ifdef TL_HW_HAS_DPP
-  static_assert(Atom::N == 16 || Atom::N == 32, "rows of 16 or 32 lanes");
-  if constexpr (Atom::Lanes == 32) {  // gfx11 WMMA (wave32)
+  else if constexpr (Atom::Lanes == 32) {  // gfx11 WMMA (wave32): rows of 16 lanes
     x = op(x, hw::dpp<0x161>(x));
     x = op(x, hw::dpp<0x162>(x));
     x = op(x, hw::dpp<0x164>(x));
     x = op(x, hw::dpp<0x168>(x));
-  } else {
+  } else {  // MFMA (wave64): rows of 16 or 32 lanes
+    static_assert(Atom::N == 16 || Atom::N == 32, "rows of 16 or 32 lanes");
     x = op(x, hw::dpp<0xB1>(x));
     x = op(x, hw::dpp<0x4E>(x));
     x = op(x, hw::dpp<0x141>(x));
     x = op(x, hw::dpp<0x140>(x));
+    if constexpr (Atom::N == 32)
+      x = op(x, hw::swizzle_xor16(x));
   }
-  if constexpr (Atom::N == 32)
-    x = op(x, hw::swizzle_xor16(x));
 #endif
   return x;
 }
