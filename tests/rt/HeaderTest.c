@@ -1,0 +1,28 @@
+/* The launcher header of the bundle `tilec --emit=bundle` exported at build
+ * time, compiled as C: its typed launcher reaches the runtime, which finds
+ * no kernel for the CUDA stub's sm_90 device in this gfx942-only bundle. */
+#include "tilec_kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s BUNDLE\n", argv[0]);
+    return 2;
+  }
+  tilec_bundle *bundle = NULL;
+  if (tilec_bundle_open(argv[1], &bundle) != TILEC_OK) {
+    fprintf(stderr, "%s\n", tilec_last_error());
+    return 1;
+  }
+  char a[16], b[16], c[16];
+  tilec_status s = tilec_launch_gemm_bf16_f32_128x128x32_w4_s2(bundle, NULL, a, 256, 64, b, 64, 256, c, 256, 256);
+  const char *expected = "not for sm_90a or sm_90";
+  int ok = s == TILEC_ERROR_ARCH_NOT_IN_BUNDLE && strstr(tilec_last_error(), expected) != NULL;
+  if (!ok)
+    fprintf(stderr, "expected TILEC_ERROR_ARCH_NOT_IN_BUNDLE (%s), got %s: %s\n", expected, tilec_status_name(s),
+            tilec_last_error());
+  tilec_bundle_close(bundle);
+  return ok ? 0 : 1;
+}
