@@ -181,6 +181,7 @@ public:
     std::string missing;
     resolve(lib, "hipInit", init, missing);
     resolve(lib, "hipGetDevice", getDevice, missing);
+    resolve(lib, "hipGetDeviceCount", getDeviceCount, missing);
     resolve(lib, "hipModuleLoadData", moduleLoadData, missing);
     resolve(lib, "hipModuleGetFunction", moduleGetFunction, missing);
     resolve(lib, "hipModuleLaunchKernel", moduleLaunchKernel, missing);
@@ -194,10 +195,10 @@ public:
       return "libamdhip64.so lacks " + missing;
     if (hipError_t rc = init(0))
       return "hipInit failed: " + error(rc);
-    int device = -1;
-    if (hipError_t rc = getDevice(&device))
-      return "no HIP device (" + error(rc) + ")";
-    return "";
+    int count = 0;
+    if (hipError_t rc = getDeviceCount(&count))
+      return "hipGetDeviceCount failed: " + error(rc);
+    return count > 0 ? "" : "no HIP device";
   }
 
   const char *vendor() const override { return "amd"; }
@@ -257,6 +258,7 @@ private:
 
   hipError_t (*init)(unsigned) = nullptr;
   hipError_t (*getDevice)(int *) = nullptr;
+  hipError_t (*getDeviceCount)(int *) = nullptr;
   hipError_t (*getDeviceProperties)(void *, int) = nullptr;
   hipError_t (*moduleLoadData)(void **, const void *) = nullptr;
   hipError_t (*moduleGetFunction)(void **, void *, const char *) = nullptr;
