@@ -1,6 +1,7 @@
 /* A stand-in libcuda.so.1 for testing libtilec_rt without a GPU: the CUDA
  * driver functions the runtime resolves, on one fake device of compute
- * capability $TILEC_STUB_CC (default 9.0), recording what they are asked.
+ * capability $TILEC_STUB_CC (default 9.0), or none when $TILEC_STUB_NO_DEVICE
+ * is set, recording what they are asked.
  *
  * A "code object" is text: "tilec-stub-cubin ENTRY SIZE,SIZE,...", the
  * kernel's symbol and the byte size of each kernel parameter, so that a
@@ -15,6 +16,7 @@
 enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_INVALID_IMAGE = 200,
   CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_DEVICE = 101,
@@ -61,6 +63,8 @@ const char *tilec_stub_last_launch(void) { return lastLaunch; }
 
 int cuInit(unsigned flags) {
   COUNT(cuInit);
+  if (getenv("TILEC_STUB_NO_DEVICE"))
+    return CUDA_ERROR_NO_DEVICE;
   return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -211,6 +215,7 @@ int cuGetErrorString(int error, const char **text) {
   switch (error) {
   case CUDA_SUCCESS: *text = "no error"; break;
   case CUDA_ERROR_INVALID_VALUE: *text = "invalid argument"; break;
+  case CUDA_ERROR_NO_DEVICE: *text = "no CUDA-capable device is detected"; break;
   case CUDA_ERROR_INVALID_IMAGE: *text = "device kernel image is invalid"; break;
   case CUDA_ERROR_INVALID_CONTEXT: *text = "invalid device context"; break;
   case CUDA_ERROR_INVALID_DEVICE: *text = "invalid device ordinal"; break;
