@@ -12,6 +12,7 @@ The runtime checks every launch against the bundle's manifest and raises
 TilecError with its status and message (docs/runtime.md).
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -135,13 +136,23 @@ def _dtype_name(dtype):
     return _DTYPES.get(name, name)
 
 
-def _stream_handle(stream, args):
+def _torch_device(args):
+    """The device of the first torch GPU tensor among `args`, or None."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_cuda:
+            return a.device
+    return None
+
+
+def _stream_handle(stream, device):
     """A CUstream / hipStream_t as an int: given, or PyTorch's current stream
-    when an argument is a torch tensor, else 0 (the default stream)."""
+    of `device` (a torch tensor's), else 0 (the default stream)."""
     if stream is None:
-        torch = sys.modules.get("torch")
-        if torch is not None and any(isinstance(a, torch.Tensor) for a in args):
-            return torch.cuda.current_stream().cuda_stream
+        if device is not None:
+            return sys.modules["torch"].cuda.current_stream(device).cuda_stream
         return 0
     return int(getattr(stream, "cuda_stream", stream))
 
@@ -187,8 +198,13 @@ class Bundle:
         handle or an object with ``cuda_stream``; None: PyTorch's current
         stream for torch tensors, else the default stream). Asynchronous."""
         raw, _keep = self._args(name, args)
-        handle = _stream_handle(stream, args)
-        _check(self._lib, self._lib.tilec_launch(self._handle, name.encode(), raw, len(args), handle or None))
+        device = _torch_device(args)
+        handle = _stream_handle(stream, device)
+        # The runtime launches on the current device (CUDA: the current
+        # context); make it the tensors' device, as PyTorch does.
+        guard = sys.modules["torch"].cuda.device(device) if device is not None else contextlib.nullcontext()
+        with guard:
+            _check(self._lib, self._lib.tilec_launch(self._handle, name.encode(), raw, len(args), handle or None))
 
     def close(self):
         if getattr(self, "_handle", None) and self._handle.value:
