@@ -240,10 +240,12 @@ TEST(RuntimeOpen, MissingAndMalformedBundles) {
 }
 
 // The bundle `tilec --emit=bundle` exported at build time (gfx942 only).
+const std::string kAttention = "attn_fwd_bf16_h8_kv8_d128_64x64_w4";
+
 TEST(RuntimeExported, ChecksLaunchesOfTheExportedGemm) {
   tilec::rt::Bundle b;
   ASSERT_TRUE(b.open(TILEC_RT_GEMM_BUNDLE)) << tilec_last_error();
-  ASSERT_EQ(b.kernels(), std::vector<std::string>{kGemm});
+  ASSERT_EQ(b.kernels(), (std::vector<std::string>{kGemm, kAttention}));
   const int64_t M = 256, N = 256, K = 64;
   tilec_launch_dims dims;
   std::vector<Arg> args = {Arg::tensor(fakePointer(0x10000), "bf16", {M, K}),
@@ -264,6 +266,35 @@ TEST(RuntimeExported, ChecksLaunchesOfTheExportedGemm) {
   s = b.launch(kGemm, args);
   EXPECT_EQ(s.code, TILEC_ERROR_ARCH_NOT_IN_BUNDLE);
   EXPECT_NE(s.message.find("for gfx942, not for sm_90a or sm_90"), std::string::npos) << s.message;
+}
+
+TEST(RuntimeExported, ScalarSizedGridOfTheExportedAttention) {
+  tilec::rt::Bundle b;
+  ASSERT_TRUE(b.open(TILEC_RT_GEMM_BUNDLE)) << tilec_last_error();
+  // A packed batch of 3 sequences, the longest 130 queries; 8 heads of 128.
+  const int64_t tokens = 300, width = 8 * 128;
+  const int32_t batch = 3, maxSeqlenQ = 130;
+  std::vector<Arg> args = {Arg::tensor(fakePointer(0x10000), "bf16", {tokens, width}),
+                           Arg::tensor(fakePointer(0x20000), "bf16", {tokens, width}),
+                           Arg::tensor(fakePointer(0x30000), "bf16", {tokens, width}),
+                           Arg::tensor(fakePointer(0x40000), "bf16", {tokens, width}),
+                           Arg::tensor(fakePointer(0x50000), "f32", {8, tokens}),
+                           Arg::tensor(fakePointer(0x60000), "i32", {batch + 1}),
+                           Arg::tensor(fakePointer(0x70000), "i32", {batch + 1}),
+                           Arg::f32(0.088f),
+                           Arg::i32(maxSeqlenQ),
+                           Arg::i32(batch)};
+  tilec_launch_dims dims;
+  tilec::rt::Status s = b.check(kAttention, "gfx942", args, dims);
+  ASSERT_TRUE(s) << s.message;
+  // The manifest's grid: ceil(max_seqlen_q / 64) x heads x batch.
+  EXPECT_EQ(dims.grid[0], (maxSeqlenQ + 63) / 64);
+  EXPECT_EQ(dims.grid[1], 8);
+  EXPECT_EQ(dims.grid[2], batch);
+  args[9] = Arg::f32(3);
+  s = b.check(kAttention, "gfx942", args, dims);
+  EXPECT_EQ(s.code, TILEC_ERROR_ARG_KIND);
+  EXPECT_NE(s.message.find("argument 9 ('batch') must be an i32 scalar"), std::string::npos) << s.message;
 }
 
 } // namespace

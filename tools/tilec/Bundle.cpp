@@ -131,8 +131,12 @@ std::string launcherHeader(const bundle::Manifest &m) {
       shapes << "};\n";
       args << "tilec_tensor(" << n << ", \"" << a.dtype << "\", " << a.rank << ", " << n << "_shape)";
     }
-    h << ") {\n"
-      << shapes.str() << "  const tilec_arg tilec_args[" << std::max<size_t>(1, k.args.size()) << "] = {\n"
+    h << ") {\n" << shapes.str();
+    if (k.args.empty()) {
+      h << "  return tilec_launch(bundle, \"" << k.name << "\", NULL, 0, stream);\n}\n";
+      continue;
+    }
+    h << "  const tilec_arg tilec_args[" << k.args.size() << "] = {\n"
       << args.str() << "};\n"
       << "  return tilec_launch(bundle, \"" << k.name << "\", tilec_args, " << k.args.size() << ", stream);\n}\n";
   }
