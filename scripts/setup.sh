@@ -11,6 +11,7 @@ packages=(
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libamdhip64-dev
   libboost-context-dev
+  nlohmann-json3-dev
 )
 
 missing=()

@@ -5,8 +5,10 @@
 //   tilec --kernel=gemm -p M=4096 -p N=4096 -p K=4096 --offload-arch=gfx942 --emit=asm
 //   tilec kernel.mlir --emit=hip -o kernel.hip
 //   tilec my_kernel.cpp --emit=report --json
+//   tilec --kernel=gemm -p M=4096 --offload-arch=gfx942,sm_90a --emit=bundle -o kernels/
 #include "tilec/tilec.hpp"
 
+#include "Bundle.h"
 #include "Params.h"
 #include "Registry.h"
 #include "Run.h"
@@ -39,15 +41,19 @@ cl::opt<std::string> kernelNameOpt("kernel", cl::desc("Compile a shipped kernel 
                                 cl::value_desc("name"), cl::cat(category));
 cl::list<std::string> paramsOpt("p", cl::desc("Kernel parameter, e.g. -p M=4096"),
                              cl::value_desc("key=value"), cl::cat(category));
-cl::opt<std::string> archOpt("offload-arch", cl::desc("Target: gfx942 (default), gfx90a, gfx1151"),
+cl::opt<std::string> archOpt("offload-arch",
+                          cl::desc("Target: gfx942 (default), gfx90a, gfx1151; --emit=bundle takes a comma-separated list"),
                           cl::value_desc("arch"), cl::init("gfx942"), cl::cat(category));
-enum class EmitKind { Tile, Hip, Asm, Obj, Report };
+enum class EmitKind { Tile, Hip, Asm, Obj, Report, Bundle };
 cl::opt<EmitKind> emitOpt("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
                        cl::values(clEnumValN(EmitKind::Tile, "tile", "tile IR after the target pipeline"),
                                   clEnumValN(EmitKind::Hip, "hip", "generated HIP C++ (with the prelude's name)"),
                                   clEnumValN(EmitKind::Asm, "asm", "disassembly of the code object"),
                                   clEnumValN(EmitKind::Obj, "obj", "the code object (ELF); needs -o"),
-                                  clEnumValN(EmitKind::Report, "report", "code-object report (default)")),
+                                  clEnumValN(EmitKind::Report, "report", "code-object report (default)"),
+                                  clEnumValN(EmitKind::Bundle, "bundle",
+                                             "add the kernel for each --offload-arch to the bundle folder -o DIR "
+                                             "(code objects, manifest.json, tilec_kernels.h; see docs/runtime.md)")),
                        cl::cat(category));
 cl::opt<std::string> outputOpt("o", cl::desc("Output file (default: stdout)"), cl::value_desc("file"),
                             cl::init(""), cl::cat(category));
@@ -221,7 +227,49 @@ int emitKernel(const tilec::CompiledKernel &ck) {
     return writeOutput(StringRef(ck.codeObject.data(), ck.codeObject.size()));
   case EmitKind::Report:
     return writeOutput(json ? ck.report.toJson() + "\n" : ck.report.toText());
+  case EmitKind::Bundle:
+    break;  // exportBundle writes a folder, not one output
   }
+  return 0;
+}
+
+/// The comma-separated --offload-arch list of --emit=bundle.
+std::vector<std::string> splitArchList(const std::string &list) {
+  std::vector<std::string> archs;
+  for (StringRef rest = list; !rest.empty();) {
+    auto [head, tail] = rest.split(',');
+    archs.push_back(head.trim().str());
+    rest = tail;
+  }
+  return archs;
+}
+
+/// --emit=bundle: compiles the shipped kernel for every target first, then
+/// adds them to the bundle -o DIR (nothing is written when one fails).
+int exportBundle(const tilec::kernels::KernelInfo &info, const tilec::Kernel &kernel,
+                 const tilec::kernels::KernelParams &given, const std::vector<std::string> &archs,
+                 const tilec::CompileOptions &base) {
+  std::vector<tilec::cli::BundledKernel> kernels;
+  for (const std::string &target : archs) {
+    tilec::CompileOptions opts = base;
+    opts.arch = target;
+    tilec::Result<tilec::CompiledKernel> ck = tilec::compile(kernel, opts);
+    if (!ck)
+      return error(ck.error());
+    printRemarks(*ck);
+    tilec::cli::BundledKernel b;
+    b.compiled = std::move(*ck);
+    b.launchName = kernel.name();
+    b.shippedKernel = info.name;
+    b.params = given;
+    b.compileOptions = {{"jit", jitChoice == tilec::JitChoice::Auto     ? "auto"
+                                : jitChoice == tilec::JitChoice::HipRTC ? "hiprtc"
+                                                                         : "clang"},
+                        {"compiler", b.compiled.report.compilerIdentity}};
+    kernels.push_back(std::move(b));
+  }
+  if (std::string e = tilec::cli::exportBundle(output, kernels); !e.empty())
+    return error("tilec: error: " + e);
   return 0;
 }
 
@@ -273,9 +321,17 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
     printKernelList();
     return 0;
   }
-  if (!tilec::lookupTarget(arch))
-    return error("tilec: error: unknown --offload-arch '" + arch + "' (known: " +
-                 tilec::knownTargetsList() + ")");
+  const std::vector<std::string> archs =
+      emit == EmitKind::Bundle ? splitArchList(arch) : std::vector<std::string>{arch};
+  if (archs.empty())
+    return error("tilec: error: --offload-arch is empty");
+  for (const std::string &a : archs)
+    if (!tilec::lookupTarget(a))
+      return error("tilec: error: unknown --offload-arch '" + a + "' (known: " + tilec::knownTargetsList() + ")");
+  if (emit == EmitKind::Bundle && output.empty())
+    return error("tilec: error: --emit=bundle writes a folder and needs -o DIR");
+  if (emit == EmitKind::Bundle && (kernelName.empty() || run || tune))
+    return error("tilec: error: --emit=bundle exports a shipped kernel: give --kernel=NAME (without --run or --tune)");
   if (emit == EmitKind::Obj && output.empty())
     return error("tilec: error: --emit=obj writes a binary code object and needs -o FILE");
   if (json && emit != EmitKind::Report)
@@ -325,6 +381,8 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
     tilec::Result<tilec::Kernel> k = info->build(values);
     if (!k)
       return error(k.error());
+    if (emit == EmitKind::Bundle)
+      return exportBundle(*info, *k, values, archs, opts);
     compiled = tilec::compile(*k, opts);
   } else {
     StringRef ext = sys::path::extension(input);

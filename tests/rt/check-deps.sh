@@ -1,0 +1,21 @@
+#!/bin/sh
+# Fails when libtilec_rt needs a library beyond libc, libstdc++ and the
+# toolchain's support libraries (the runtime must run where LLVM, MLIR and
+# clang are not installed): its direct dependencies must be on the list
+# below, and none of its resolved ones may be LLVM, MLIR or clang.
+set -eu
+lib="$1"
+allowed="libc.so.6 libstdc++.so.6 libm.so.6 libgcc_s.so.1 libdl.so.2 libpthread.so.0 ld-linux-x86-64.so.2"
+status=0
+for needed in $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+  case " $allowed " in
+    *" $needed "*) ;;
+    *) echo "check-deps: $lib needs $needed, which is not on the list: $allowed"; status=1 ;;
+  esac
+done
+if ldd "$lib" | grep -i -E 'llvm|mlir|clang'; then
+  echo "check-deps: $lib resolves LLVM, MLIR or clang libraries (above)"
+  status=1
+fi
+[ $status -eq 0 ] && echo "check-deps: $lib needs only: $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+exit $status
