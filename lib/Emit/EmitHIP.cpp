@@ -354,7 +354,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return success();
         }
         const int64_t run = loadVecOf(l.getDest());
-        line() << "tl::load_tile<" << threads << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
+        line() << (l->hasAttr(tile::attr::kAsync) ? "tl::load_tile_async<" : "tl::load_tile<") << threads << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
                << name(l.getDest()) << ", "
                << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
         return success();
@@ -479,8 +479,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return loop.emitOpError() << "loops with results are not supported by the HIP emitter yet";
         std::string iv = fresh("i");
         names[loop.getInductionVar()] = iv;
+        auto pending = loop->getAttrOfType<IntegerAttr>(tile::attr::kAsyncPending);
         if (auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages); st && loop->hasAttr("tile.pipelined"))
-          line() << "// software-pipelined: " << st.getInt() << " LDS buffers per tile, the next tile prefetched into registers\n";
+          line() << "// software-pipelined: " << st.getInt() << " LDS buffers per tile, "
+                 << (pending ? "filled by asynchronous copies " + std::to_string(st.getInt() - 1) + " iterations ahead"
+                             : std::string("the next tile prefetched into registers"))
+                 << "\n";
         if (auto sc = loop->getAttrOfType<DictionaryAttr>(tile::attr::kSchedule)) {
           std::string on;
           for (NamedAttribute e : sc)
@@ -493,9 +497,13 @@ LogicalResult Emitter::emitOp(Operation &op) {
                << name(loop.getUpperBound()) << "; " << iv << " += " << name(loop.getStep())
                << ") {\n";
         ++indent;
+        if (pending)  // this iteration's copies have landed once at most `pending` groups are in flight
+          line() << "tl::async_wait<" << pending.getInt() << ">();\n";
         LogicalResult r = emitBlock(*loop.getBody());
         --indent;
         line() << "}\n";
+        if (pending)  // copies issued for iterations past the end
+          line() << "tl::async_wait<0>();\n";
         return r;
       })
       .Case([&](scf::YieldOp) { return success(); })

@@ -142,7 +142,7 @@ static std::vector<TargetInfo> buildTargets() {
           {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "mma_m16n8k16_bf16", F::MMA, 16, 8, 16, E::BF16, E::F32, 8, 4, 8},
           {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma_m16n8k16_f16", F::MMA, 16, 8, 16, E::F16, E::F32, 8, 4, 8},
       },
-      0u});
+      0u, /*asyncCopyBytes=*/16});
   return ts;
 }
 

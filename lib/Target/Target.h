@@ -100,6 +100,9 @@ struct TargetInfo {
   std::vector<MatrixInstr> matrixInstrs;
   /// Buffer resource word 3 (amd-targets.md section 4).
   unsigned bufferRsrcFlags; ///< 0 on NVIDIA (no buffer resources)
+  /// Largest global -> LDS copy that bypasses registers (NVIDIA cp.async: 16
+  /// bytes); 0: none, tiles are staged through registers.
+  int asyncCopyBytes = 0;
 
   /// Waves per SIMD for a kernel using `vgpr` arch VGPRs and `agpr` AGPRs and
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).

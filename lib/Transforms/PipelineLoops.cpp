@@ -125,8 +125,11 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       if (a.getType().isReg() && a.getType().getRank() == 2)
         accVgprs += (a.getType().getNumElements() + threads - 1) / threads;
     });
+    // Targets with asynchronous copies move tiles into LDS without registers:
+    // pipelining costs them no VGPRs.
+    const bool async = target.asyncCopyBytes > 0;
     int64_t vgprs = prefetchVgprs + (target.hasAgprs ? 0 : accVgprs) + kReservedVgprs;
-    if (stages > 1 && vgprs > target.maxVgprPerWave) {
+    if (stages > 1 && !async && vgprs > target.maxVgprPerWave) {
       loop.emitRemark() << "num_stages lowered from " << requested << " to 1: prefetching the next tiles "
                         << "needs " << prefetchVgprs << " VGPRs per lane next to "
                         << (target.hasAgprs ? 0 : accVgprs) << " for accumulators, over the "
@@ -160,6 +163,8 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
                                             top.create<arith::MulIOp>(loc, cst(top, stages), step));
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
 
+    if (async)
+      return pipelineAsync(loop, loads, stages, cur, next, lb, step);
     for (tile::LoadOp load : loads) {
       tile::AllocOp alloc = allocOf(load.getDest());
       tile::TileType t = alloc.getType();
@@ -211,6 +216,66 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, staging);
       load.erase();
     }
+    loop->setAttr(kPipelined, UnitAttr::get(&getContext()));
+    return success();
+  }
+
+  /// The asynchronous form (targets with asyncCopyBytes): S buffers, no
+  /// registers. Before the loop, iterations 0 .. S-2 are copied into buffers
+  /// 0 .. S-2; iteration j waits until its own copies have landed (at most
+  /// (S-2) groups per load still in flight), and after the loop's first
+  /// barrier (every wave is done with iteration j-1's buffer) copies iteration
+  /// j+S-1 into that buffer, `next`, then computes on `cur`.
+  LogicalResult pipelineAsync(scf::ForOp loop, ArrayRef<tile::LoadOp> loads, int64_t stages, Value cur, Value next,
+                              Value lb, Value step) {
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    auto cst = [&](OpBuilder &bb, int64_t v) { return bb.create<arith::ConstantIndexOp>(loc, v); };
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+    auto ivAt = [&](OpBuilder &bb, Value base, int64_t s) -> Value {  // base + s * step
+      return s == 0 ? base : bb.create<arith::AddIOp>(loc, base, bb.create<arith::MulIOp>(loc, cst(bb, s), step));
+    };
+    const UnitAttr asyncAttr = UnitAttr::get(&getContext());
+    OpBuilder top = OpBuilder::atBlockBegin(loop.getBody());
+    top.setInsertionPointAfterValue(next);
+    Value ahead = ivAt(top, loop.getInductionVar(), stages - 1);
+    for (tile::LoadOp load : loads) {
+      tile::AllocOp alloc = allocOf(load.getDest());
+      tile::TileType t = alloc.getType();
+      alloc->setAttr(kBuffers, i64(stages));
+      for (int64_t s = 0; s + 1 < stages; ++s) {
+        IRMapping map;
+        Value iv = ivAt(b, lb, s);
+        SmallVector<Value> idx;
+        for (Value v : load.getIndices()) {
+          FailureOr<Value> r = recompute(b, loop, v, iv, map);
+          if (failed(r))
+            return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
+          idx.push_back(*r);
+        }
+        Value dst = b.create<tile::ViewOp>(loc, t, alloc, cst(b, s), nullptr);
+        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, dst)->setAttr(tile::attr::kAsync, asyncAttr);
+      }
+      top.setInsertionPointAfterValue(ahead);
+      Value curView = top.create<tile::ViewOp>(loc, t, alloc, cur, i64(0));
+      alloc.getResult().replaceUsesWithIf(curView, [&](OpOperand &use) {
+        return use.getOwner() != load && use.getOwner() != curView.getDefiningOp() &&
+               loop->isAncestor(use.getOwner());
+      });
+      OpBuilder lb2(load);
+      Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
+      IRMapping map;
+      SmallVector<Value> idx;
+      for (Value v : load.getIndices()) {
+        FailureOr<Value> r = recompute(lb2, loop, v, ahead, map);
+        if (failed(r))
+          return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
+        idx.push_back(*r);
+      }
+      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, nextView)->setAttr(tile::attr::kAsync, asyncAttr);
+      load.erase();
+    }
+    loop->setAttr(tile::attr::kAsyncPending, i64((stages - 2) * static_cast<int64_t>(loads.size())));
     loop->setAttr(kPipelined, UnitAttr::get(&getContext()));
     return success();
   }

@@ -25,6 +25,14 @@ inline constexpr const char *kGrid = "tile.grid";              // [array<i64: ar
 inline constexpr const char *kNumStages = "tile.num_stages";   // i64, on scf.for
 inline constexpr const char *kSchedule = "tile.schedule";       // {interleave, setprio, ping_pong: bool}, on scf.for
 inline constexpr const char *kWaveGroup = "tile.wave_group";    // i64 0|1, on tile.barrier: only that half of the waves
+// unit, on tile.load into LDS (set by tilec-pipeline-loops on targets with
+// asynchronous copies): the copy bypasses registers and completes later; the
+// enclosing loop's tile.async_pending says when.
+inline constexpr const char *kAsync = "tile.async";
+// i64 on a pipelined scf.for with asynchronous loads: at the top of each
+// iteration, wait until at most this many copy groups (one per async load)
+// are in flight; the loop's first barrier then publishes the current buffer.
+inline constexpr const char *kAsyncPending = "tile.async_pending";
 inline constexpr const char *kTarget = "tile.target";          // string, set by target passes
 inline constexpr const char *kLdsBytes = "tile.lds_bytes";     // i64, set by LDS allocation
 // i64 on a tensor argument of func.func: its innermost extent is a multiple of

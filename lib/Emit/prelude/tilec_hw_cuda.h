@@ -79,6 +79,27 @@ TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { bounded_sto
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { bounded_store(v, r, off); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { bounded_store(v, r, off); }
 
+/// cp.async: `Bytes` (4, 8 or 16) from global memory at r.base + off to
+/// shared memory at dst, zero-filled when the access does not lie wholly
+/// below r.bytes (src-size 0: nothing is read). 16-byte copies bypass L1
+/// (.cg). Completes asynchronously: async_commit closes a group, async_wait<N>
+/// waits until at most N of this thread's groups are in flight.
+template <int Bytes> TL_INLINE void copy_async(void *dst, rsrc_t r, int off) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async moves 4, 8 or 16 bytes");
+  const bool in = (unsigned)off + Bytes <= r.bytes;
+  const char *src = in ? r.base + off : r.base;
+  const unsigned size = in ? Bytes : 0;
+  if constexpr (Bytes == 16)
+    asm volatile("{ .reg .u64 d; cvta.to.shared.u64 d, %0; cp.async.cg.shared.global [d], [%1], 16, %2; }"
+                 :: "l"(dst), "l"(src), "r"(size) : "memory");
+  else
+    asm volatile("{ .reg .u64 d; cvta.to.shared.u64 d, %0; cp.async.ca.shared.global [d], [%1], %2, %3; }"
+                 :: "l"(dst), "l"(src), "n"(Bytes), "r"(size) : "memory");
+}
+TL_INLINE void async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> TL_INLINE void async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+#define TL_HW_HAS_ASYNC_COPY 1
+
 // --- shared memory -------------------------------------------------------------------
 template <class T> TL_INLINE T lds_read(const T *p) { return *p; }
 template <class T> TL_INLINE void lds_write(T *p, T v) { *p = v; }

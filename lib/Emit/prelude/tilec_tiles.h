@@ -358,6 +358,47 @@ template <int Threads, int Vec = 1, class G, class L> TL_INLINE void load_tile(c
   }
 }
 
+/// load_tile as asynchronous copies (targets with TL_HW_HAS_ASYNC_COPY): each
+/// run of Vec elements moves from global memory to LDS without passing
+/// through registers, in pieces of at most WriteVec elements (4, 8 or 16
+/// bytes; outside the tensor: zeros), as one copy group. The data may be read
+/// only after async_wait has seen the group complete and a barrier followed.
+/// Elsewhere, and for runs of under 4 bytes, it is load_tile (complete on
+/// return), still followed by an (empty) group so that every caller counts
+/// groups alike.
+template <int Threads, int Vec = 1, class G, class L>
+TL_INLINE void load_tile_async(const L &t, const G &g, int r0, int c0) {
+  using T = typename L::elem;
+  constexpr int W = L::write_vec < Vec ? L::write_vec : Vec, bytes = W * (int)sizeof(T);
+#ifdef TL_HW_HAS_ASYNC_COPY
+  if constexpr (bytes == 4 || bytes == 8 || bytes == 16) {
+    constexpr int runs = L::rows * L::cols / Vec;
+    TL_UNROLL
+    for (int j = 0; j < (runs + Threads - 1) / Threads; ++j) {
+      const int i = (thread_id() + j * Threads) * Vec;
+      if (runs % Threads == 0 || i < L::rows * L::cols) {
+        const int r = i / L::cols, c = i % L::cols;
+        TL_UNROLL
+        for (int q = 0; q < Vec / W; ++q)
+          hw::copy_async<bytes>(t.base + L::index(r, c + q * W), g.rsrc, g.offset(r0 + r, c0 + c + q * W));
+      }
+    }
+    hw::async_commit();
+    return;
+  }
+#endif
+  load_tile<Threads, Vec>(t, g, r0, c0);
+#ifdef TL_HW_HAS_ASYNC_COPY
+  hw::async_commit();
+#endif
+}
+/// Waits until at most N of this thread's copy groups are in flight.
+template <int N> TL_INLINE void async_wait() {
+#ifdef TL_HW_HAS_ASYNC_COPY
+  hw::async_wait<N>();
+#endif
+}
+
 /// Rows of `g` chosen by ids[i0 + r] (negative or out-of-range ids read 0).
 template <int Threads, class G, class I, class L>
 TL_INLINE void gather_tile(const L &t, const G &g, const I &ids, int i0, int c0) {
