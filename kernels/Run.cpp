@@ -177,6 +177,40 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
       return Error{compiled.error()};
     kernels.push_back(std::move(*compiled));
   }
+  // Launch k's arguments over `buffers`, the tensors' device memory (null
+  // before it is allocated).
+  const std::vector<TensorSpec> &specs = problem->tensors;
+  auto launchArgs = [&](size_t k, const std::vector<void *> &buffers) -> Result<std::vector<LaunchArg>> {
+    const Launch &l = launches[k];
+    std::vector<LaunchArg> args;
+    for (size_t t : l.tensors) {
+      if (t >= specs.size())
+        return Error{"tilec: error: kernel '" + info.name + "': launch " + std::to_string(k) + " names tensor " +
+                     std::to_string(t) + " of " + std::to_string(specs.size())};
+      args.push_back(LaunchArg::tensor(buffers[t], specs[t].shape));
+    }
+    // Scalar arguments go in at their positions (ascending, so earlier
+    // inserts do not move later ones).
+    for (const ScalarSpec &sc : l.scalars) {
+      if (sc.position > args.size())
+        return Error{"tilec: error: kernel '" + info.name + "': scalar argument '" + sc.name + "' at position " +
+                     std::to_string(sc.position) + " is past the " + std::to_string(args.size()) +
+                     " arguments before it"};
+      args.insert(args.begin() + static_cast<std::ptrdiff_t>(sc.position),
+                  sc.i32 ? LaunchArg::i32(static_cast<int32_t>(sc.value)) : LaunchArg::f32(sc.value));
+    }
+    return args;
+  };
+  // The launches are checked on their sizes before any memory is made for
+  // them: a tensor too large to launch fails here, not after its data.
+  for (size_t k = 0; k < launches.size(); ++k) {
+    Result<std::vector<LaunchArg>> args = launchArgs(k, std::vector<void *>(specs.size(), nullptr));
+    if (!args)
+      return Error{args.error()};
+    if (Status s = checkLaunchArgs(kernels[k], *args); !s)
+      return Error{"tilec: error: " + s.error()};
+  }
+
   Result<std::unique_ptr<Device>> device = Device::open(options.device, options.compile.arch);
   if (!device)
     return Error{device.error()};
@@ -192,7 +226,6 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
   // that an element the kernel never writes cannot pass.
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  const std::vector<TensorSpec> &specs = problem->tensors;
   std::vector<std::vector<char>> host(specs.size());
   std::vector<std::vector<double>> values(specs.size());
   std::vector<void *> buffers(specs.size(), nullptr);
@@ -224,29 +257,12 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
     }
   }
   for (size_t k = 0; k < launches.size(); ++k) {
-    const Launch &l = launches[k];
-    std::vector<LaunchArg> args;
-    for (size_t t : l.tensors) {
-      if (t >= specs.size()) {
-        releaseAll();
-        return Error{"tilec: error: kernel '" + info.name + "': launch " + std::to_string(k) +
-                     " names tensor " + std::to_string(t) + " of " + std::to_string(specs.size())};
-      }
-      args.push_back(LaunchArg::tensor(buffers[t], specs[t].shape));
+    Result<std::vector<LaunchArg>> args = launchArgs(k, buffers);
+    if (!args) {
+      releaseAll();
+      return Error{args.error()};
     }
-    // Scalar arguments go in at their positions (ascending, so earlier
-    // inserts do not move later ones).
-    for (const ScalarSpec &sc : l.scalars) {
-      if (sc.position > args.size()) {
-        releaseAll();
-        return Error{"tilec: error: kernel '" + info.name + "': scalar argument '" + sc.name + "' at position " +
-                     std::to_string(sc.position) + " is past the " + std::to_string(args.size()) +
-                     " arguments before it"};
-      }
-      args.insert(args.begin() + static_cast<std::ptrdiff_t>(sc.position),
-                  sc.i32 ? LaunchArg::i32(static_cast<int32_t>(sc.value)) : LaunchArg::f32(sc.value));
-    }
-    Result<LaunchStats> stats = dev.launch(kernels[k], args);
+    Result<LaunchStats> stats = dev.launch(kernels[k], *args);
     if (!stats) {
       releaseAll();
       return Error{stats.error()};

@@ -70,11 +70,27 @@ struct LaunchStats {
   std::string checksLine() const;
 };
 
+/// The largest tensor a kernel can be launched on, in bytes: 2^31 - 4. Kernels
+/// address tensors through buffer resources with 32-bit byte offsets, and the
+/// device prelude gives an element outside the tensor the offset 2^31 - 4
+/// (`tl::Global::outside`), which must lie at or past the end of every tensor
+/// for the hardware to skip that access (docs/design.md, "Devices and launches").
+constexpr int64_t kMaxTensorBytes = (int64_t(1) << 31) - 4;
+
+/// Checks `args` against `kernel`'s parameters as a launch does (count, kinds,
+/// ranks, extents, byte sizes, divisibility) without a device, so that callers
+/// can reject a launch before they allocate its tensors (whose data may still
+/// be null here). The error names the argument.
+Status checkLaunchArgs(const CompiledKernel &kernel, const std::vector<LaunchArg> &args);
+
 class Device {
 public:
-  /// Auto: a HIP GPU when one is present, else the emulator. `arch` is the
-  /// target the kernels are compiled for (the emulator's wave size follows it).
+  /// Hip: a HIP GPU whose architecture is `arch` (the first such one), else an
+  /// error naming the GPUs present. Emulator: the CPU wavefront emulator of
+  /// `arch`. Auto: such a GPU when one is present, else the emulator. `arch` is
+  /// the target the kernels are compiled for.
   static Result<std::unique_ptr<Device>> open(DeviceKind kind, const std::string &arch);
+  /// Releases what the device holds (a GPU: the modules its launches loaded).
   virtual ~Device() = default;
 
   virtual DeviceKind kind() const = 0;
@@ -83,7 +99,9 @@ public:
   virtual void release(void *p) = 0;
   virtual Status copyToDevice(void *dst, const void *src, size_t bytes) = 0;
   virtual Status copyToHost(void *dst, const void *src, size_t bytes) = 0;
-  /// Runs `kernel` over its grid (computed from the tensor shapes) and waits.
+  /// Runs `kernel` over its grid (computed from the tensor shapes) and waits;
+  /// `seconds` is the kernel's time (a GPU's events, the emulator's clock). A
+  /// GPU loads each code object once and keeps it loaded while it is open.
   virtual Result<LaunchStats> launch(const CompiledKernel &kernel, const std::vector<LaunchArg> &args) = 0;
   virtual Status synchronize() = 0;
 };

@@ -7,12 +7,14 @@
 
 #include "llvm/Support/Error.h"
 
-#include <chrono>
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 
 namespace tilec {
 
@@ -69,43 +71,43 @@ Error checkDivisibility(const KernelParamInfo &p, const LaunchArg &a, const std:
   return Error{};
 }
 
-/// Checks `args` against the kernel's parameters, computes the grid and
-/// expands the arguments into the HIP parameter list.
-Error prepare(const CompiledKernel &k, const std::vector<LaunchArg> &args, std::array<int64_t, 3> &grid,
-              std::vector<RawParam> &raw) {
-  if (args.size() != k.params.size())
-    return Error{"launch of " + k.name + ": " + std::to_string(args.size()) + " arguments given, the kernel takes " +
-                 std::to_string(k.params.size())};
-  for (size_t i = 0; i < args.size(); ++i) {
-    const KernelParamInfo &p = k.params[i];
-    const LaunchArg &a = args[i];
-    std::string where = "launch of " + k.name + ": argument " + std::to_string(i) +
-                        (p.name.empty() ? std::string() : " ('" + p.name + "')");
-    if (p.kind == KernelParamInfo::Tensor) {
-      if (a.kind != LaunchArg::Tensor)
-        return Error{where + " must be a tensor of rank " + std::to_string(p.rank)};
-      if (static_cast<int>(a.shape.size()) != p.rank)
-        return Error{where + ": tensor of rank " + std::to_string(a.shape.size()) + " given, rank " +
-                     std::to_string(p.rank) + " expected"};
-      if (Error e = checkDivisibility(p, a, where); !e.message.empty())
-        return e;
+/// The bytes of a tensor of `shape` with elements of `elemBytes` bytes, or
+/// nullopt when that exceeds int64.
+std::optional<int64_t> tensorBytes(const std::vector<int64_t> &shape, int64_t elemBytes) {
+  int64_t bytes = elemBytes;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(bytes, d, &bytes))
+      return std::nullopt;
+  return bytes;
+}
+
+/// "launch of K: argument 1 ('B')": where an argument's error is.
+std::string argumentWhere(const CompiledKernel &k, size_t i) {
+  const std::string &name = k.params[i].name;
+  return "launch of " + k.name + ": argument " + std::to_string(i) + (name.empty() ? std::string() : " ('" + name + "')");
+}
+
+/// Expands `args`, which passed checkLaunchArgs, into the HIP parameter list:
+/// a tensor becomes a pointer and one int per dimension.
+std::vector<RawParam> expand(const std::vector<LaunchArg> &args) {
+  std::vector<RawParam> raw;
+  for (const LaunchArg &a : args) {
+    if (a.kind == LaunchArg::Tensor) {
       raw.push_back({RawParam::Pointer, a.data});
-      for (int64_t d : a.shape) {
-        if (d < 0 || d > INT32_MAX)
-          return Error{where + ": extent " + std::to_string(d) + " out of range [0, 2^31)"};
+      for (int64_t d : a.shape)
         raw.push_back({RawParam::Int, nullptr, static_cast<int32_t>(d)});
-      }
-    } else if (p.kind == KernelParamInfo::F32) {
-      if (a.kind != LaunchArg::F32)
-        return Error{where + " must be an f32 scalar"};
+    } else if (a.kind == LaunchArg::F32) {
       raw.push_back({RawParam::Float, nullptr, 0, static_cast<float>(a.value)});
     } else {
-      if (a.kind != LaunchArg::I32)
-        return Error{where + " must be an i32 scalar"};
       raw.push_back({RawParam::Int, nullptr, static_cast<int32_t>(a.value)});
     }
   }
-  grid = {1, 1, 1};
+  return raw;
+}
+
+/// The grid of `k` over `args`.
+Result<std::array<int64_t, 3>> launchGrid(const CompiledKernel &k, const std::vector<LaunchArg> &args) {
+  std::array<int64_t, 3> grid = {1, 1, 1};
   for (size_t axis = 0; axis < k.grid.size() && axis < 3; ++axis) {
     const GridDim &g = k.grid[axis];
     int64_t extent = g.tile;
@@ -121,6 +123,19 @@ Error prepare(const CompiledKernel &k, const std::vector<LaunchArg> &args, std::
     }
     grid[axis] = extent;
   }
+  return grid;
+}
+
+/// checkLaunchArgs, then the grid and the HIP parameter list.
+Error prepare(const CompiledKernel &k, const std::vector<LaunchArg> &args, std::array<int64_t, 3> &grid,
+              std::vector<RawParam> &raw) {
+  if (Status s = checkLaunchArgs(k, args); !s)
+    return Error{s.error()};
+  Result<std::array<int64_t, 3>> g = launchGrid(k, args);
+  if (!g)
+    return Error{g.error()};
+  grid = *g;
+  raw = expand(args);
   return Error{};
 }
 
@@ -192,25 +207,60 @@ private:
 
 // --- HIP GPUs, through the ROCm runtime loaded at run time -----------------------------
 
-/// The few HIP entry points tilec uses (hip_runtime_api.h, ROCm >= 5).
+/// The few HIP entry points tilec uses (hip_runtime_api.h, ROCm >= 5). Handles
+/// (modules, functions, events, streams) are opaque pointers.
 struct HipApi {
   using hipError_t = int;
   void *lib = nullptr;
   hipError_t (*init)(unsigned) = nullptr;
   hipError_t (*getDeviceCount)(int *) = nullptr;
+  hipError_t (*getDeviceProperties)(void *, int) = nullptr;
+  hipError_t (*setDevice)(int) = nullptr;
   hipError_t (*malloc)(void **, size_t) = nullptr;
   hipError_t (*free)(void *) = nullptr;
   hipError_t (*memcpy)(void *, const void *, size_t, int) = nullptr;
   hipError_t (*deviceSynchronize)() = nullptr;
   hipError_t (*moduleLoadData)(void **, const void *) = nullptr;
+  hipError_t (*moduleUnload)(void *) = nullptr;
   hipError_t (*moduleGetFunction)(void **, void *, const char *) = nullptr;
   hipError_t (*moduleLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                    void *, void **, void **) = nullptr;
+  hipError_t (*eventCreate)(void **) = nullptr;
+  hipError_t (*eventDestroy)(void *) = nullptr;
+  hipError_t (*eventRecord)(void *, void *) = nullptr;
+  hipError_t (*eventSynchronize)(void *) = nullptr;
+  hipError_t (*eventElapsedTime)(float *, void *, void *) = nullptr;
   const char *(*getErrorString)(hipError_t) = nullptr;
 
   std::string err(hipError_t e) const { return getErrorString ? getErrorString(e) : "HIP error " + std::to_string(e); }
 };
 constexpr int kHipMemcpyHostToDevice = 1, kHipMemcpyDeviceToHost = 2;
+
+/// The start of hipDeviceProp_t as hipGetDeviceProperties fills it: ROCm 5's
+/// layout, which ROCm 6 keeps under that symbol (its new layout is
+/// hipGetDevicePropertiesR0600). tilec reads gcnArchName alone
+/// ("gfx90a:sramecc+:xnack-"); the fields before it are here for its offset.
+struct HipDevicePropPrefix {
+  char name[256];
+  size_t totalGlobalMem, sharedMemPerBlock;
+  int regsPerBlock, warpSize, maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3];
+  int clockRate, memoryClockRate, memoryBusWidth;
+  size_t totalConstMem;
+  int major, minor, multiProcessorCount, l2CacheSize, maxThreadsPerMultiProcessor, computeMode;
+  int clockInstructionRate;
+  unsigned arch;  // hipDeviceArch_t: 17 one-bit fields
+  int concurrentKernels, pciDomainID, pciBusID, pciDeviceID;
+  size_t maxSharedMemoryPerMultiProcessor;
+  int isMultiGpuBoard, canMapHostMemory, gcnArch;
+  char gcnArchName[256];
+};
+static_assert(offsetof(HipDevicePropPrefix, gcnArchName) == 396, "gcnArchName's offset in ROCm 5's hipDeviceProp_t");
+/// Room for the whole hipDeviceProp_t (792 bytes in ROCm 5.2; later versions
+/// append fields).
+constexpr size_t kHipDevicePropBytes = 4096;
+
+/// The processor of a gcnArchName: "gfx90a" of "gfx90a:sramecc+:xnack-".
+std::string baseArch(const std::string &gcnArchName) { return gcnArchName.substr(0, gcnArchName.find(':')); }
 
 /// Loads the HIP runtime once; an error string when it is absent or has no GPU.
 const HipApi *hipApi(std::string &why) {
@@ -225,22 +275,37 @@ const HipApi *hipApi(std::string &why) {
       error = "the HIP runtime (libamdhip64.so) is not installed";
       return;
     }
-    auto sym = [](const char *n) { return dlsym(api.lib, n); };
+    std::vector<std::string> missing;
+    auto sym = [&missing](const char *n) {
+      void *p = dlsym(api.lib, n);
+      if (!p)
+        missing.push_back(n);
+      return p;
+    };
 #define TILEC_HIP_SYM(field, name) api.field = reinterpret_cast<decltype(api.field)>(sym(name))
     TILEC_HIP_SYM(init, "hipInit");
     TILEC_HIP_SYM(getDeviceCount, "hipGetDeviceCount");
+    TILEC_HIP_SYM(getDeviceProperties, "hipGetDeviceProperties");
+    TILEC_HIP_SYM(setDevice, "hipSetDevice");
     TILEC_HIP_SYM(malloc, "hipMalloc");
     TILEC_HIP_SYM(free, "hipFree");
     TILEC_HIP_SYM(memcpy, "hipMemcpy");
     TILEC_HIP_SYM(deviceSynchronize, "hipDeviceSynchronize");
     TILEC_HIP_SYM(moduleLoadData, "hipModuleLoadData");
+    TILEC_HIP_SYM(moduleUnload, "hipModuleUnload");
     TILEC_HIP_SYM(moduleGetFunction, "hipModuleGetFunction");
     TILEC_HIP_SYM(moduleLaunchKernel, "hipModuleLaunchKernel");
-    TILEC_HIP_SYM(getErrorString, "hipGetErrorString");
+    TILEC_HIP_SYM(eventCreate, "hipEventCreate");
+    TILEC_HIP_SYM(eventDestroy, "hipEventDestroy");
+    TILEC_HIP_SYM(eventRecord, "hipEventRecord");
+    TILEC_HIP_SYM(eventSynchronize, "hipEventSynchronize");
+    TILEC_HIP_SYM(eventElapsedTime, "hipEventElapsedTime");
 #undef TILEC_HIP_SYM
-    if (!api.init || !api.getDeviceCount || !api.malloc || !api.free || !api.memcpy || !api.deviceSynchronize ||
-        !api.moduleLoadData || !api.moduleGetFunction || !api.moduleLaunchKernel) {
-      error = "the HIP runtime lacks entry points tilec needs";
+    api.getErrorString = reinterpret_cast<decltype(api.getErrorString)>(dlsym(api.lib, "hipGetErrorString"));
+    if (!missing.empty()) {
+      error = "the HIP runtime lacks entry points tilec needs:";
+      for (const std::string &n : missing)
+        error += " " + n;
       return;
     }
     int count = 0;
@@ -256,34 +321,78 @@ const HipApi *hipApi(std::string &why) {
   return error.empty() ? &api : nullptr;
 }
 
+/// The first GPU whose processor is `arch`, or an error naming those present:
+/// "no HIP device with arch gfx942: found gfx90a (device 0)".
+Result<int> findHipDevice(const HipApi &api, const std::string &arch) {
+  int count = 0;
+  if (int rc = api.getDeviceCount(&count))
+    return Error{"hipGetDeviceCount failed: " + api.err(rc)};
+  std::string found;
+  for (int d = 0; d < count; ++d) {
+    alignas(HipDevicePropPrefix) char props[kHipDevicePropBytes] = {};
+    if (int rc = api.getDeviceProperties(props, d))
+      return Error{"hipGetDeviceProperties(" + std::to_string(d) + ") failed: " + api.err(rc)};
+    const char *gcnArchName = props + offsetof(HipDevicePropPrefix, gcnArchName);
+    const std::string name(gcnArchName, strnlen(gcnArchName, sizeof(HipDevicePropPrefix::gcnArchName)));
+    if (baseArch(name) == arch)
+      return d;
+    found += (found.empty() ? "" : ", ") + name + " (device " + std::to_string(d) + ")";
+  }
+  return Error{"no HIP device with arch " + arch + ": found " + found};
+}
+
+/// One GPU. Code objects are loaded once each (keyed by their bytes) and stay
+/// loaded until the device closes; kernels are timed by GPU events.
 class HipDevice final : public Device {
 public:
-  HipDevice(const HipApi &api, std::string arch) : api(api), arch(std::move(arch)) {}
+  HipDevice(const HipApi &api, std::string arch, int ordinal) : api(api), arch(std::move(arch)), ordinal(ordinal) {}
+  ~HipDevice() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    (void)select();  // a destructor cannot report a failure: unload whatever happens
+    for (auto &[bytes, m] : modules)
+      api.moduleUnload(m.module);
+    for (void *e : {start, stop})
+      if (e)
+        api.eventDestroy(e);
+  }
   DeviceKind kind() const override { return DeviceKind::Hip; }
-  std::string description() const override { return "hip (" + arch + ")"; }
+  std::string description() const override { return "hip (" + arch + ", device " + std::to_string(ordinal) + ")"; }
   Result<void *> allocate(size_t bytes) override {
+    if (Status s = select(); !s)
+      return Error{s.error()};
     void *p = nullptr;
     if (int rc = api.malloc(&p, bytes))
       return Error{"hipMalloc(" + std::to_string(bytes) + ") failed: " + api.err(rc)};
     return p;
   }
-  void release(void *p) override { api.free(p); }
+  void release(void *p) override {
+    if (select())
+      api.free(p);
+  }
   Status copyToDevice(void *dst, const void *src, size_t bytes) override {
+    if (Status s = select(); !s)
+      return s;
     if (int rc = api.memcpy(dst, src, bytes, kHipMemcpyHostToDevice))
       return Error{"hipMemcpy to the device failed: " + api.err(rc)};
     return Ok{};
   }
   Status copyToHost(void *dst, const void *src, size_t bytes) override {
+    if (Status s = select(); !s)
+      return s;
     if (int rc = api.memcpy(dst, src, bytes, kHipMemcpyDeviceToHost))
       return Error{"hipMemcpy to the host failed: " + api.err(rc)};
     return Ok{};
   }
   Status synchronize() override {
+    if (Status s = select(); !s)
+      return s;
     if (int rc = api.deviceSynchronize())
       return Error{"hipDeviceSynchronize failed: " + api.err(rc)};
     return Ok{};
   }
   Result<LaunchStats> launch(const CompiledKernel &k, const std::vector<LaunchArg> &args) override {
+    if (baseArch(k.arch) != arch)
+      return Error{"launch of " + k.name + ": compiled for " + k.arch + ", " + description() + " runs " + arch};
     std::array<int64_t, 3> grid;
     std::vector<RawParam> raw;
     if (Error e = prepare(k, args, grid, raw); failed(e))
@@ -293,32 +402,125 @@ public:
     stats.threadsPerBlock = k.numWaves * k.waveSize;
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
       return stats;
-    void *module = nullptr, *function = nullptr;
-    if (int rc = api.moduleLoadData(&module, k.codeObject.data()))
-      return Error{"hipModuleLoadData(" + k.name + ") failed: " + api.err(rc)};
-    if (int rc = api.moduleGetFunction(&function, module, k.name.c_str()))
-      return Error{"hipModuleGetFunction(" + k.name + ") failed: " + api.err(rc)};
     std::vector<void *> params;
     for (RawParam &r : raw)
       params.push_back(r.kind == RawParam::Pointer ? static_cast<void *>(&r.ptr)
                        : r.kind == RawParam::Int   ? static_cast<void *>(&r.i)
                                                    : static_cast<void *>(&r.f));
-    auto start = std::chrono::steady_clock::now();
-    if (int rc = api.moduleLaunchKernel(function, grid[0], grid[1], grid[2], stats.threadsPerBlock, 1, 1, 0,
+    std::lock_guard<std::mutex> lock(mutex);
+    if (Status s = select(); !s)
+      return Error{s.error()};
+    Result<void *> function = loadFunction(k);
+    if (!function)
+      return Error{function.error()};
+    if (Status s = createEvents(); !s)
+      return Error{s.error()};
+    // Both events are recorded on the null stream around the launch: the
+    // interval between them is the kernel's run on the GPU.
+    if (int rc = api.eventRecord(start, nullptr))
+      return Error{"hipEventRecord failed: " + api.err(rc)};
+    if (int rc = api.moduleLaunchKernel(*function, grid[0], grid[1], grid[2], stats.threadsPerBlock, 1, 1, 0,
                                         nullptr, params.data(), nullptr))
       return Error{"hipModuleLaunchKernel(" + k.name + ") failed: " + api.err(rc)};
-    if (Status s = synchronize(); !s)
-      return Error{s.error()};
-    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (int rc = api.eventRecord(stop, nullptr))
+      return Error{"hipEventRecord failed: " + api.err(rc)};
+    if (int rc = api.eventSynchronize(stop))
+      return Error{"launch of " + k.name + " failed: " + api.err(rc)};
+    float ms = 0;
+    if (int rc = api.eventElapsedTime(&ms, start, stop))
+      return Error{"hipEventElapsedTime failed: " + api.err(rc)};
+    stats.seconds = ms / 1e3;
     return stats;
   }
 
 private:
+  /// A loaded code object and the kernels looked up in it.
+  struct Module {
+    void *module = nullptr;
+    std::unordered_map<std::string, void *> functions;
+  };
+
+  /// Makes this GPU the calling thread's current HIP device.
+  Status select() const {
+    if (int rc = api.setDevice(ordinal))
+      return Error{"hipSetDevice(" + std::to_string(ordinal) + ") failed: " + api.err(rc)};
+    return Ok{};
+  }
+
+  /// k's kernel, from its code object loaded on this GPU once (`mutex` held).
+  Result<void *> loadFunction(const CompiledKernel &k) {
+    if (k.codeObject.empty())
+      return Error{"launch of " + k.name + ": the kernel has no code object"};
+    std::string bytes(k.codeObject.begin(), k.codeObject.end());
+    auto it = modules.find(bytes);
+    if (it == modules.end()) {
+      Module m;
+      if (int rc = api.moduleLoadData(&m.module, k.codeObject.data()))
+        return Error{"hipModuleLoadData(" + k.name + ") failed: " + api.err(rc)};
+      it = modules.emplace(std::move(bytes), std::move(m)).first;
+    }
+    Module &m = it->second;
+    auto f = m.functions.find(k.name);
+    if (f == m.functions.end()) {
+      void *function = nullptr;
+      if (int rc = api.moduleGetFunction(&function, m.module, k.name.c_str()))
+        return Error{"hipModuleGetFunction(" + k.name + ") failed: " + api.err(rc)};
+      f = m.functions.emplace(k.name, function).first;
+    }
+    return f->second;
+  }
+
+  /// The timing events, created at the first launch (`mutex` held).
+  Status createEvents() {
+    for (void **e : {&start, &stop})
+      if (!*e)
+        if (int rc = api.eventCreate(e))
+          return Error{"hipEventCreate failed: " + api.err(rc)};
+    return Ok{};
+  }
+
   const HipApi &api;
-  std::string arch;
+  const std::string arch;  ///< the processor, e.g. gfx942
+  const int ordinal;       ///< the HIP device index
+  std::mutex mutex;        ///< guards the modules and the events
+  std::unordered_map<std::string, Module> modules;  ///< by code-object bytes
+  void *start = nullptr, *stop = nullptr;
 };
 
 } // namespace
+
+Status checkLaunchArgs(const CompiledKernel &k, const std::vector<LaunchArg> &args) {
+  if (args.size() != k.params.size())
+    return Error{"launch of " + k.name + ": " + std::to_string(args.size()) + " arguments given, the kernel takes " +
+                 std::to_string(k.params.size())};
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelParamInfo &p = k.params[i];
+    const LaunchArg &a = args[i];
+    const std::string where = argumentWhere(k, i);
+    if (p.kind == KernelParamInfo::Tensor) {
+      if (a.kind != LaunchArg::Tensor)
+        return Error{where + " must be a tensor of rank " + std::to_string(p.rank)};
+      if (static_cast<int>(a.shape.size()) != p.rank)
+        return Error{where + ": tensor of rank " + std::to_string(a.shape.size()) + " given, rank " +
+                     std::to_string(p.rank) + " expected"};
+      for (int64_t d : a.shape)
+        if (d < 0 || d > INT32_MAX)
+          return Error{where + ": extent " + std::to_string(d) + " out of range [0, 2^31)"};
+      const std::optional<int64_t> bytes = tensorBytes(a.shape, elementBytes(p.elemType));
+      if (!bytes || *bytes > kMaxTensorBytes)
+        return Error{where + ": " + (bytes ? std::to_string(*bytes) : std::string("more than 2^63")) +
+                     " bytes; tensors are limited to 2^31 - 4 bytes (32-bit buffer offsets)"};
+      if (Error e = checkDivisibility(p, a, where); !e.message.empty())
+        return e;
+    } else if (p.kind == KernelParamInfo::F32) {
+      if (a.kind != LaunchArg::F32)
+        return Error{where + " must be an f32 scalar"};
+    } else if (a.kind != LaunchArg::I32) {
+      return Error{where + " must be an i32 scalar"};
+    }
+  }
+  return Ok{};
+}
 
 Result<std::unique_ptr<Device>> Device::open(DeviceKind kind, const std::string &arch) {
   const TargetInfo *target = lookupTarget(arch);
@@ -326,8 +528,12 @@ Result<std::unique_ptr<Device>> Device::open(DeviceKind kind, const std::string 
     return Error{"tilec: error: unknown target '" + arch + "' (known: " + knownTargetsList() + ")"};
   if (kind == DeviceKind::Hip || kind == DeviceKind::Auto) {
     std::string why;
-    if (const HipApi *api = hipApi(why))
-      return std::unique_ptr<Device>(new HipDevice(*api, arch));
+    if (const HipApi *api = hipApi(why)) {
+      Result<int> ordinal = findHipDevice(*api, arch);
+      if (ordinal)
+        return std::unique_ptr<Device>(new HipDevice(*api, arch, *ordinal));
+      why = ordinal.error();
+    }
     if (kind == DeviceKind::Hip)
       return Error{"tilec: error: --device=hip: " + why};
   }

@@ -65,6 +65,7 @@ struct Compiled {
 Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const kernels::Problem &prob, int n) {
   std::vector<void *> buffers;
   std::vector<LaunchArg> args;
+  std::vector<size_t> tensorArgs;  // the argument of each of prob.tensors
   size_t scalar = 0;
   auto cleanup = [&] {
     for (void *b : buffers)
@@ -73,6 +74,16 @@ Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const kerne
   for (const kernels::TensorSpec &t : prob.tensors) {
     while (scalar < prob.scalars.size() && prob.scalars[scalar].position == args.size())
       args.push_back(LaunchArg::f32(prob.scalars[scalar++].value));
+    tensorArgs.push_back(args.size());
+    args.push_back(LaunchArg::tensor(nullptr, t.shape));
+  }
+  while (scalar < prob.scalars.size())
+    args.push_back(LaunchArg::f32(prob.scalars[scalar++].value));
+  // Sizes are checked before the tensors are allocated.
+  if (Status s = checkLaunchArgs(k, args); !s)
+    return Error{s.error()};
+  for (size_t i = 0; i < prob.tensors.size(); ++i) {
+    const kernels::TensorSpec &t = prob.tensors[i];
     size_t bytes = dtypeBytes(t.dtype);
     for (int64_t d : t.shape)
       bytes *= static_cast<size_t>(d);
@@ -87,10 +98,8 @@ Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const kerne
       cleanup();
       return Error{s.error()};
     }
-    args.push_back(LaunchArg::tensor(*p, t.shape));
+    args[tensorArgs[i]].data = *p;
   }
-  while (scalar < prob.scalars.size())
-    args.push_back(LaunchArg::f32(prob.scalars[scalar++].value));
   std::vector<double> times;
   for (int i = 0; i <= n; ++i) {
     Result<LaunchStats> s = device.launch(k, args);

@@ -201,8 +201,9 @@ template <class T, unsigned Flags> struct Global {
   /// row past its end lies past num_records too (the hardware drops the
   /// access; offsets are int32, as everywhere here).
   bool whole = true;
-  /// A byte offset past every buffer (num_records <= 0x7fffffff): the access
-  /// of an element outside the tensor, which the hardware skips.
+  /// The byte offset of an element outside the tensor, which the hardware
+  /// skips: at or past num_records, as launches refuse tensors of more than
+  /// `outside` bytes (tilec::kMaxTensorBytes).
   static constexpr int outside = 0x7fffffff & ~3;
   TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c), pitch(c), origin(0) {
     long bytes = (long)r * c * (long)sizeof(T);
