@@ -4,11 +4,14 @@
 
 #include "JIT/IsaCheck.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -226,7 +229,92 @@ void checkMatrixOperands(const IsaProgram &program, const Predecessors &preds, s
   }
 }
 
+/// Bit-moving instructions that assemble an operand register from loaded
+/// pieces (16-bit elements read one by one and packed in pairs): their
+/// result is made of their VGPR sources' bits (shift amounts and byte
+/// selectors are immediates or SGPRs).
+bool packsBits(llvm::StringRef mnemonic) {
+  mnemonic.consume_back("_e32") || mnemonic.consume_back("_e64") || mnemonic.consume_back("_sdwa");
+  return llvm::is_contained({"v_lshl_or_b32", "v_perm_b32", "v_and_or_b32", "v_or_b32", "v_or3_b32",
+                             "v_lshlrev_b32", "v_lshrrev_b32", "v_lshlrev_b16", "v_lshrrev_b16", "v_and_b32",
+                             "v_bfi_b32", "v_alignbit_b32", "v_alignbyte_b32", "v_pack_b32_f16"},
+                            mnemonic);
+}
+
+/// The instructions whose loaded or constant bits make up `slot` at `at`:
+/// its reaching writers, followed back through copies and bit packing.
+Writers dataOrigins(const IsaProgram &program, const Predecessors &preds, size_t at, RegSlot slot,
+                    std::set<std::pair<size_t, RegSlot>> &visited) {
+  Writers out;
+  if (!visited.insert({at, slot}).second)
+    return out;
+  Writers direct = reachingWriters(program, preds, at, slot);
+  out.fromEntry = direct.fromEntry;
+  for (size_t w : direct.instrs) {
+    const IsaInstr &in = program.instrs[w];
+    size_t position = std::find(in.defs.begin(), in.defs.end(), slot) - in.defs.begin();
+    std::vector<RegSlot> sources;
+    if (position < in.copyFrom.size() && in.copyFrom[position].file)
+      sources = {in.copyFrom[position]};
+    else if (packsBits(in.mnemonic))  // the data are VGPRs; shift amounts and selectors scalar
+      std::copy_if(in.uses.begin(), in.uses.end(), std::back_inserter(sources),
+                   [](RegSlot s) { return s.file == 'v'; });
+    if (sources.empty())
+      out.instrs.insert(w);
+    for (RegSlot source : sources) {
+      Writers from = dataOrigins(program, preds, w, source, visited);
+      out.fromEntry |= from.fromEntry;
+      out.instrs.insert(from.instrs.begin(), from.instrs.end());
+    }
+  }
+  return out;
+}
+
+/// The A and B operands of every matrix instruction: (instruction, operand
+/// index 0 = A / 1 = B, its slots).
+template <class F> void forEachMatrixOperand(const IsaProgram &program, F &&f) {
+  for (size_t i = 0; i < program.instrs.size(); ++i) {
+    const IsaInstr &in = program.instrs[i];
+    if (!in.matrix)
+      continue;
+    // regOperands holds the destination first, then the sources in order.
+    const size_t firstSource = in.defs.empty() ? 0 : 1;
+    for (size_t operand = 0; operand < 2; ++operand)
+      f(i, operand,
+        firstSource + operand < in.regOperands.size() ? &in.regOperands[firstSource + operand] : nullptr);
+  }
+}
+
+std::string operandName(size_t operand) { return operand ? "B" : "A"; }
+
 } // namespace
+
+std::vector<IsaViolation> checkMatrixOperandsFromLds(const IsaProgram &program) {
+  std::vector<IsaViolation> out;
+  Predecessors preds = predecessorsOf(program);
+  forEachMatrixOperand(program, [&](size_t i, size_t operand, const std::vector<RegSlot> *slots) {
+    const IsaInstr &in = program.instrs[i];
+    if (!slots) {
+      out.push_back({"matrix-from-lds", in.address, "cannot find operand " + operandName(operand) + " of " + in.text});
+      return;
+    }
+    for (RegSlot slot : *slots) {
+      std::set<std::pair<size_t, RegSlot>> visited;
+      Writers w = dataOrigins(program, preds, i, slot, visited);
+      auto notLds = std::find_if(w.instrs.begin(), w.instrs.end(), [&](size_t x) { return !program.instrs[x].ldsRead; });
+      if (w.fromEntry || w.instrs.empty() || notLds != w.instrs.end()) {
+        out.push_back({"matrix-from-lds", in.address,
+                       operandName(operand) + " operand of " + in.text + ": " + slotName(slot) + " is " +
+                           (notLds != w.instrs.end() ? "produced by " + program.instrs[*notLds].text + " at " +
+                                                           hex(program.instrs[*notLds].address)
+                                                     : std::string("not written on every path")) +
+                           ", not an LDS read"});
+        return;
+      }
+    }
+  });
+  return out;
+}
 
 std::vector<IsaViolation> checkIsa(const IsaProgram &program, const TargetInfo &target) {
   std::vector<IsaViolation> out;

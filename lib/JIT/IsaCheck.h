@@ -85,6 +85,13 @@ struct IsaViolation {
 /// The three checks above; empty when the program passes.
 std::vector<IsaViolation> checkIsa(const IsaProgram &program, const TargetInfo &target);
 
+/// matrix-from-lds: for kernels whose matrix operands are all LDS tiles (a
+/// GEMM's A and B), every A and B register of every matrix instruction is
+/// made, on every path, of bits LDS reads loaded: through register copies
+/// and the bit packing that pairs 16-bit elements (v_lshl_or_b32,
+/// v_perm_b32, ...), never a computed value or a constant.
+std::vector<IsaViolation> checkMatrixOperandsFromLds(const IsaProgram &program);
+
 /// "check at 0x1a2c: message", one per line.
 std::string formatViolations(const std::vector<IsaViolation> &violations);
 

@@ -262,4 +262,62 @@ TEST(IsaChecker, MatrixOperandsAreTheRegistersTheLdsReadsLoaded) {
   expectOnly(violationsOf(mixed, "gfx1151"), "matrix-operands", "B operand");
 }
 
+TEST(IsaChecker, GemmOperandsComeFromLds) {
+  const TargetInfo &target = *lookupTarget("gfx942");
+  auto fromLds = [&](const std::string &source) {
+    llvm::Expected<IsaProgram> program = decodeProgram(assemble(source, "gfx942"), target);
+    EXPECT_TRUE(!!program) << llvm::toString(program.takeError());
+    return program ? checkMatrixOperandsFromLds(*program) : std::vector<IsaViolation>{{"decode", 0, "failed"}};
+  };
+  // B computed in registers: fine for checkIsa, not for a GEMM of LDS tiles.
+  const std::string computed = R"(
+    ds_read_b64 v[4:5], v1
+    v_add_u32 v6, 16, v1
+    v_add_u32 v7, 16, v1
+    s_waitcnt lgkmcnt(0)
+    v_mfma_f32_32x32x8_bf16 v[16:31], v[4:5], v[6:7], v[16:31]
+    s_endpgm
+  )";
+  EXPECT_EQ(formatViolations(violationsOf(computed, "gfx942")), "");
+  expectOnly(fromLds(computed), "matrix-from-lds", "B operand");
+  const std::string loaded = R"(
+    ds_read_b64 v[4:5], v1
+    ds_read_b64 v[8:9], v1 offset:512
+    s_waitcnt lgkmcnt(0)
+    v_mov_b32 v6, v8
+    v_mov_b32 v7, v9
+    v_mfma_f32_32x32x8_bf16 v[16:31], v[4:5], v[6:7], v[16:31]
+    s_endpgm
+  )";
+  EXPECT_EQ(formatViolations(fromLds(loaded)), "");
+  // B's 16-bit elements read one by one and packed in pairs.
+  const std::string packed = R"(
+    ds_read_b64 v[4:5], v1
+    ds_read_u16 v6, v2
+    ds_read_u16 v10, v2 offset:256
+    ds_read_u16 v7, v2 offset:512
+    ds_read_u16 v11, v2 offset:768
+    s_waitcnt lgkmcnt(0)
+    v_lshl_or_b32 v6, v10, 16, v6
+    v_lshl_or_b32 v7, v11, 16, v7
+    v_mfma_f32_32x32x8_bf16 v[16:31], v[4:5], v[6:7], v[16:31]
+    s_endpgm
+  )";
+  EXPECT_EQ(formatViolations(fromLds(packed)), "");
+  // ... but one element packed with a constant instead of its load.
+  const std::string packedConstant = R"(
+    ds_read_b64 v[4:5], v1
+    ds_read_u16 v6, v2
+    ds_read_u16 v7, v2 offset:512
+    ds_read_u16 v11, v2 offset:768
+    v_mov_b32 v10, 0x3f80
+    s_waitcnt lgkmcnt(0)
+    v_lshl_or_b32 v6, v10, 16, v6
+    v_lshl_or_b32 v7, v11, 16, v7
+    v_mfma_f32_32x32x8_bf16 v[16:31], v[4:5], v[6:7], v[16:31]
+    s_endpgm
+  )";
+  expectOnly(fromLds(packedConstant), "matrix-from-lds", "v_mov_b32_e32 v10, 0x3f80");
+}
+
 } // namespace

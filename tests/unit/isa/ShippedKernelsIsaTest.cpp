@@ -9,7 +9,8 @@
 //     (pointer 8 bytes, int/float 4, each aligned to its size) and
 //     .kernarg_segment_size;
 //   - the checks of lib/JIT/IsaCheck.h (LDS barriers, buffer descriptors,
-//     matrix operands) on the disassembled code.
+//     matrix operands) on the disassembled code, and for the GEMM, whose A
+//     and B are LDS tiles, that every matrix operand comes from LDS reads.
 
 #include "JIT/IsaCheck.h"
 #include "JIT/JIT.h"
@@ -169,6 +170,9 @@ TEST_P(ShippedKernelIsa, ChecksPass) {
   llvm::Expected<IsaProgram> program = decodeProgram(ck.codeObject, target);
   ASSERT_TRUE(!!program) << llvm::toString(program.takeError());
   EXPECT_EQ(formatViolations(checkIsa(*program, target)), "") << ck.name;
+  // The GEMM multiplies LDS tiles only: every operand comes from ds_reads.
+  if (v.kernel == "gemm")
+    EXPECT_EQ(formatViolations(checkMatrixOperandsFromLds(*program)), "") << ck.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Default, ShippedKernelIsa, testing::ValuesIn(allVariants()),
