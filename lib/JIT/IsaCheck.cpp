@@ -185,48 +185,57 @@ Writers originWriters(const IsaProgram &program, const Predecessors &preds, size
   return out;
 }
 
-/// matrix-operands: the A and B registers (the first two register operands
-/// the instruction reads) are written on every path, and, when an LDS read
-/// produced any of them, produced by LDS reads only (through register
-/// copies).
-void checkMatrixOperands(const IsaProgram &program, const Predecessors &preds, std::vector<IsaViolation> &out) {
+/// The A and B operands of every matrix instruction: (instruction, operand
+/// index 0 = A / 1 = B, its slots).
+template <class F> void forEachMatrixOperand(const IsaProgram &program, F &&f) {
   for (size_t i = 0; i < program.instrs.size(); ++i) {
     const IsaInstr &in = program.instrs[i];
     if (!in.matrix)
       continue;
     // regOperands holds the destination first, then the sources in order.
-    size_t firstSource = in.defs.empty() ? 0 : 1;
-    for (size_t operand = 0; operand < 2; ++operand) {
-      if (firstSource + operand >= in.regOperands.size()) {
-        out.push_back({"matrix-operands", in.address, "cannot find operand " + std::string(operand ? "B" : "A") +
-                                                           " of " + in.text});
+    const size_t firstSource = in.defs.empty() ? 0 : 1;
+    for (size_t operand = 0; operand < 2; ++operand)
+      f(i, operand,
+        firstSource + operand < in.regOperands.size() ? &in.regOperands[firstSource + operand] : nullptr);
+  }
+}
+
+std::string operandName(size_t operand) { return operand ? "B" : "A"; }
+
+/// matrix-operands: the A and B registers (the first two register operands
+/// the instruction reads) are written on every path, and, when an LDS read
+/// produced any of them, produced by LDS reads only (through register
+/// copies).
+void checkMatrixOperands(const IsaProgram &program, const Predecessors &preds, std::vector<IsaViolation> &out) {
+  forEachMatrixOperand(program, [&](size_t i, size_t operand, const std::vector<RegSlot> *slots) {
+    const IsaInstr &in = program.instrs[i];
+    if (!slots) {
+      out.push_back({"matrix-operands", in.address, "cannot find operand " + operandName(operand) + " of " + in.text});
+      return;
+    }
+    std::set<size_t> writers;
+    std::string problem;
+    for (RegSlot slot : *slots) {
+      std::set<std::pair<size_t, RegSlot>> visited;
+      Writers w = originWriters(program, preds, i, slot, visited);
+      if (w.fromEntry) {
+        problem = slotName(slot) + " is read before any instruction writes it";
         break;
       }
-      const std::vector<RegSlot> &slots = in.regOperands[firstSource + operand];
-      std::set<size_t> writers;
-      std::string problem;
-      for (RegSlot slot : slots) {
-        std::set<std::pair<size_t, RegSlot>> visited;
-        Writers w = originWriters(program, preds, i, slot, visited);
-        if (w.fromEntry) {
-          problem = slotName(slot) + " is read before any instruction writes it";
+      writers.insert(w.instrs.begin(), w.instrs.end());
+    }
+    const bool anyLds =
+        std::any_of(writers.begin(), writers.end(), [&](size_t w) { return program.instrs[w].ldsRead; });
+    if (problem.empty() && anyLds)
+      for (size_t w : writers)
+        if (!program.instrs[w].ldsRead) {
+          problem = "loaded from LDS, but " + program.instrs[w].text + " at " + hex(program.instrs[w].address) +
+                    " also writes it";
           break;
         }
-        writers.insert(w.instrs.begin(), w.instrs.end());
-      }
-      const bool anyLds = std::any_of(writers.begin(), writers.end(), [&](size_t w) { return program.instrs[w].ldsRead; });
-      if (problem.empty() && anyLds)
-        for (size_t w : writers)
-          if (!program.instrs[w].ldsRead) {
-            problem = "loaded from LDS, but " + program.instrs[w].text + " at " + hex(program.instrs[w].address) +
-                      " also writes it";
-            break;
-          }
-      if (!problem.empty())
-        out.push_back({"matrix-operands", in.address,
-                       std::string(operand ? "B" : "A") + " operand of " + in.text + ": " + problem});
-    }
-  }
+    if (!problem.empty())
+      out.push_back({"matrix-operands", in.address, operandName(operand) + " operand of " + in.text + ": " + problem});
+  });
 }
 
 /// Bit-moving instructions that assemble an operand register from loaded
@@ -270,22 +279,6 @@ Writers dataOrigins(const IsaProgram &program, const Predecessors &preds, size_t
   return out;
 }
 
-/// The A and B operands of every matrix instruction: (instruction, operand
-/// index 0 = A / 1 = B, its slots).
-template <class F> void forEachMatrixOperand(const IsaProgram &program, F &&f) {
-  for (size_t i = 0; i < program.instrs.size(); ++i) {
-    const IsaInstr &in = program.instrs[i];
-    if (!in.matrix)
-      continue;
-    // regOperands holds the destination first, then the sources in order.
-    const size_t firstSource = in.defs.empty() ? 0 : 1;
-    for (size_t operand = 0; operand < 2; ++operand)
-      f(i, operand,
-        firstSource + operand < in.regOperands.size() ? &in.regOperands[firstSource + operand] : nullptr);
-  }
-}
-
-std::string operandName(size_t operand) { return operand ? "B" : "A"; }
 
 } // namespace
 
