@@ -1,6 +1,7 @@
 // Reading AMDGPU code objects: offload-bundle extraction, in-process
 // disassembly (LLVM MC), and the Report from the NT_AMDGPU_METADATA note.
 
+#include "JIT/IsaCheck.h"
 #include "JIT/JIT.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -12,6 +13,7 @@
 #include "llvm/MC/MCDisassembler/MCDisassembler.h"
 #include "llvm/MC/MCInst.h"
 #include "llvm/MC/MCInstPrinter.h"
+#include "llvm/MC/MCInstrAnalysis.h"
 #include "llvm/MC/MCInstrInfo.h"
 #include "llvm/MC/MCRegisterInfo.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -203,35 +205,61 @@ static bool printable(const llvm::MCInst &inst, const llvm::MCInstrInfo &instrs,
   return true;
 }
 
-std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
+namespace {
+
+/// The AMDGPU MC layer for one target: decoder, printer and instruction facts.
+struct McLayer {
+  const llvm::Target *target = nullptr;
+  llvm::Triple triple{kTriple};
+  std::unique_ptr<llvm::MCRegisterInfo> registers;
+  std::unique_ptr<llvm::MCAsmInfo> asmInfo;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
+  std::unique_ptr<llvm::MCInstrInfo> instrInfo;
+  std::unique_ptr<llvm::MCContext> context;
+  std::unique_ptr<llvm::MCDisassembler> disassembler;
+  std::unique_ptr<llvm::MCInstPrinter> printer;
+  std::unique_ptr<llvm::MCInstrAnalysis> analysis;
+};
+
+llvm::Expected<std::unique_ptr<McLayer>> createMcLayer(const TargetInfo &target) {
   initializeAMDGPUMC();
+  auto mc = std::make_unique<McLayer>();
+  std::string lookupError;
+  mc->target = llvm::TargetRegistry::lookupTarget(kTriple, lookupError);
+  if (!mc->target)
+    return llvm::createStringError(lookupError);
+  llvm::MCTargetOptions options;
+  mc->registers.reset(mc->target->createMCRegInfo(kTriple));
+  if (mc->registers)
+    mc->asmInfo.reset(mc->target->createMCAsmInfo(*mc->registers, kTriple, options));
+  // No explicit wave size: the AMDGPU MC layer picks the generation's default
+  // (wave64 before gfx10, wave32 from gfx10 on), as llvm-objdump does.
+  mc->subtarget.reset(mc->target->createMCSubtargetInfo(kTriple, target.arch, ""));
+  mc->instrInfo.reset(mc->target->createMCInstrInfo());
+  if (!mc->registers || !mc->asmInfo || !mc->subtarget || !mc->instrInfo)
+    return llvm::createStringError("cannot create the AMDGPU MC layer for " + target.arch);
+  mc->context = std::make_unique<llvm::MCContext>(mc->triple, mc->asmInfo.get(), mc->registers.get(),
+                                                  mc->subtarget.get());
+  mc->disassembler.reset(mc->target->createMCDisassembler(*mc->subtarget, *mc->context));
+  mc->printer.reset(mc->target->createMCInstPrinter(mc->triple, mc->asmInfo->getAssemblerDialect(),
+                                                    *mc->asmInfo, *mc->instrInfo, *mc->registers));
+  mc->analysis.reset(mc->target->createMCInstrAnalysis(mc->instrInfo.get()));
+  if (!mc->disassembler || !mc->printer || !mc->analysis)
+    return llvm::createStringError("cannot create the AMDGPU disassembler for " + target.arch);
+  return mc;
+}
+
+} // namespace
+
+std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
   llvm::Expected<llvm::object::ELF64LEObjectFile> object = openElf(elf);
   if (!object)
     return "error: " + llvm::toString(object.takeError()) + "\n";
-
-  std::string lookupError;
-  const llvm::Target *llvmTarget = llvm::TargetRegistry::lookupTarget(kTriple, lookupError);
-  if (!llvmTarget)
-    return "error: " + lookupError + "\n";
-  llvm::Triple triple(kTriple);
-  llvm::MCTargetOptions options;
-  std::unique_ptr<llvm::MCRegisterInfo> registers(llvmTarget->createMCRegInfo(kTriple));
-  std::unique_ptr<llvm::MCAsmInfo> asmInfo(
-      llvmTarget->createMCAsmInfo(*registers, kTriple, options));
-  // No explicit wave size: the AMDGPU MC layer picks the generation's default
-  // (wave64 before gfx10, wave32 from gfx10 on), as llvm-objdump does.
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      llvmTarget->createMCSubtargetInfo(kTriple, target.arch, ""));
-  std::unique_ptr<llvm::MCInstrInfo> instrInfo(llvmTarget->createMCInstrInfo());
-  if (!registers || !asmInfo || !subtarget || !instrInfo)
-    return "error: cannot create the AMDGPU MC layer for " + target.arch + "\n";
-  llvm::MCContext context(triple, asmInfo.get(), registers.get(), subtarget.get());
-  std::unique_ptr<llvm::MCDisassembler> disassembler(
-      llvmTarget->createMCDisassembler(*subtarget, context));
-  std::unique_ptr<llvm::MCInstPrinter> printer(llvmTarget->createMCInstPrinter(
-      triple, asmInfo->getAssemblerDialect(), *asmInfo, *instrInfo, *registers));
-  if (!disassembler || !printer)
-    return "error: cannot create the AMDGPU disassembler for " + target.arch + "\n";
+  llvm::Expected<std::unique_ptr<McLayer>> mc = createMcLayer(target);
+  if (!mc)
+    return "error: " + llvm::toString(mc.takeError()) + "\n";
+  llvm::MCDisassembler &disassembler = *(*mc)->disassembler;
+  llvm::MCInstPrinter &printer = *(*mc)->printer;
 
   // Function labels per text section, from one walk over the symbols. A
   // symbol table that does not fit in the file is skipped: every symbol would
@@ -284,15 +312,15 @@ std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
       llvm::MCInst inst;
       std::string line;
       llvm::raw_string_ostream lineOS(line);
-      llvm::MCDisassembler::DecodeStatus status = disassembler->getInstruction(
+      llvm::MCDisassembler::DecodeStatus status = disassembler.getInstruction(
           inst, size, bytes.slice(index), address, llvm::nulls());
       if (status == llvm::MCDisassembler::Fail) {
         size = std::min<uint64_t>(4, bytes.size() - index);
         lineOS << "<unknown>";
-      } else if (!printable(inst, *instrInfo, *registers)) {
+      } else if (!printable(inst, *(*mc)->instrInfo, *(*mc)->registers)) {
         lineOS << "<malformed>";
       } else {
-        printer->printInst(&inst, address, "", *subtarget, lineOS);
+        printer.printInst(&inst, address, "", *(*mc)->subtarget, lineOS);
       }
       llvm::StringRef trimmed = llvm::StringRef(line).trim();
       os << "\t" << trimmed;
@@ -306,6 +334,170 @@ std::string disassemble(llvm::ArrayRef<char> elf, const TargetInfo &target) {
     }
   }
   return text;
+}
+
+namespace {
+
+/// The 32-bit registers `reg` covers: a VGPR/AGPR/SGPR, a tuple of them
+/// (VGPR4_VGPR5), or the 16-bit half of one (VGPR4_HI16: the whole slot).
+/// Other registers (EXEC, VCC, M0, SCC, ...) cover none.
+std::vector<RegSlot> regSlots(llvm::MCRegister reg, const llvm::MCRegisterInfo &registers) {
+  auto slotOf = [](llvm::StringRef name, RegSlot &slot) {
+    name.consume_back("_LO16") || name.consume_back("_HI16");
+    for (auto [prefix, file] : {std::pair{"VGPR", 'v'}, {"AGPR", 'a'}, {"SGPR", 's'}}) {
+      llvm::StringRef digits = name;
+      if (digits.consume_front(prefix) && !digits.empty() && llvm::all_of(digits, llvm::isDigit) &&
+          !digits.getAsInteger(10, slot.index)) {
+        slot.file = file;
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<RegSlot> slots;
+  RegSlot slot;
+  if (slotOf(registers.getName(reg), slot))
+    return {slot};
+  for (llvm::MCSubRegIterator sub(reg, &registers); sub.isValid(); ++sub)
+    if (slotOf(registers.getName(*sub), slot) && llvm::find(slots, slot) == slots.end())
+      slots.push_back(slot);
+  llvm::sort(slots);
+  return slots;
+}
+
+} // namespace
+
+llvm::Expected<IsaProgram> decodeProgram(llvm::ArrayRef<char> elf, const TargetInfo &target) {
+  llvm::Expected<llvm::object::ELF64LEObjectFile> object = openElf(elf);
+  if (!object)
+    return object.takeError();
+  llvm::Expected<std::unique_ptr<McLayer>> mcOr = createMcLayer(target);
+  if (!mcOr)
+    return mcOr.takeError();
+  McLayer &mc = **mcOr;
+
+  IsaProgram program;
+  for (const llvm::object::SectionRef &section : object->sections()) {
+    if (!section.isText() || section.getSize() == 0)
+      continue;
+    llvm::Expected<llvm::StringRef> contents = section.getContents();
+    if (!contents)
+      return contents.takeError();
+    llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(contents->data()),
+                                  contents->size());
+    const uint64_t base = section.getAddress();
+    std::map<uint64_t, size_t> indexOf;
+    std::vector<std::pair<size_t, uint64_t>> branches;  // (instruction, target address)
+    uint64_t size = 0;
+    for (uint64_t offset = 0; offset < bytes.size(); offset += size) {
+      llvm::MCInst inst;
+      const uint64_t address = base + offset;
+      if (mc.disassembler->getInstruction(inst, size, bytes.slice(offset), address, llvm::nulls()) !=
+              llvm::MCDisassembler::Success ||
+          !printable(inst, *mc.instrInfo, *mc.registers))
+        return llvm::createStringError("undecodable instruction at 0x%llx",
+                                       (unsigned long long)address);
+      const llvm::MCInstrDesc &desc = mc.instrInfo->get(inst.getOpcode());
+      IsaInstr in;
+      in.address = address;
+      llvm::raw_string_ostream text(in.text);
+      mc.printer->printInst(&inst, address, "", *mc.subtarget, text);
+      in.text = llvm::StringRef(in.text).trim().str();
+      in.mnemonic = llvm::StringRef(in.text).split(' ').first.str();
+      llvm::StringRef mnemonic = in.mnemonic;
+      for (unsigned i = 0; i < inst.getNumOperands(); ++i) {
+        const llvm::MCOperand &op = inst.getOperand(i);
+        if (!op.isReg() || !op.getReg())
+          continue;
+        std::vector<RegSlot> slots = regSlots(op.getReg(), *mc.registers);
+        if (slots.empty())
+          continue;
+        std::vector<RegSlot> &into = i < desc.getNumDefs() ? in.defs : in.uses;
+        into.insert(into.end(), slots.begin(), slots.end());
+        in.regOperands.push_back(std::move(slots));
+      }
+      const bool ds = mnemonic.starts_with("ds_");
+      const bool crossLane = mnemonic.starts_with("ds_bpermute") ||
+                             mnemonic.starts_with("ds_permute") ||
+                             mnemonic.starts_with("ds_swizzle");
+      in.ldsWrite = ds && !crossLane && desc.mayStore();
+      in.ldsRead = mnemonic.starts_with("ds_read") || mnemonic.starts_with("ds_load");
+      // s_waitcnt prints each counter it waits on; gfx10+ also has the
+      // separate s_waitcnt_lgkmcnt null, 0.
+      in.lgkmDrained = (mnemonic == "s_waitcnt" && llvm::StringRef(in.text).contains("lgkmcnt(0)")) ||
+                       (mnemonic == "s_waitcnt_lgkmcnt" && inst.getNumOperands() == 2 &&
+                        inst.getOperand(1).isImm() && inst.getOperand(1).getImm() == 0);
+      in.barrier = mnemonic == "s_barrier";
+      in.matrix = mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac") ||
+                  mnemonic.starts_with("v_wmma") || mnemonic.starts_with("v_swmmac");
+      in.buffer = mnemonic.starts_with("buffer_load") || mnemonic.starts_with("buffer_store") ||
+                  mnemonic.starts_with("buffer_atomic");
+      // Moves: a constant, or a register copied slot by slot. v_readfirstlane
+      // copies one lane, which is the value when every lane holds the same.
+      const bool move = llvm::is_contained({"s_mov_b32", "s_mov_b64", "v_mov_b32_e32", "v_mov_b32_e64",
+                                            "v_mov_b64_e32", "v_mov_b64_e64", "v_accvgpr_read_b32",
+                                            "v_accvgpr_write_b32", "v_accvgpr_mov_b32", "v_readfirstlane_b32"},
+                                           mnemonic);
+      if (move && in.defs.size() == 1 && inst.getNumOperands() >= 2 && inst.getOperand(1).isImm()) {
+        in.hasImmediate = true;
+        in.immediate = inst.getOperand(1).getImm();
+      } else if (move && in.uses.size() == in.defs.size()) {
+        in.copyFrom = in.uses;
+      } else if (mnemonic == "v_pk_mov_b32" && in.defs.size() == 2 && in.uses.size() == 4 &&
+                 llvm::StringRef(in.text).ends_with("op_sel:[0,1]")) {
+        in.copyFrom = {in.uses[0], in.uses[3]};  // low half of src0, high half of src1
+      } else if (mnemonic.starts_with("v_dual_") && in.defs.size() == 2 && !in.uses.empty()) {
+        // Two operations issued together (gfx11), X :: Y; X's sources come
+        // first. A half that moves a register copies it.
+        auto [x, y] = llvm::StringRef(in.text).split(" :: ");
+        auto movesRegister = [](llvm::StringRef half) {
+          llvm::StringRef source = half.split(", ").second.trim();
+          return half.starts_with("v_dual_mov_b32 ") && source.size() > 1 &&
+                 (source[0] == 'v' || source[0] == 's') && llvm::isDigit(source[1]);
+        };
+        in.copyFrom.assign(2, RegSlot{});
+        if (movesRegister(x))
+          in.copyFrom[0] = in.uses.front();
+        if (movesRegister(y))
+          in.copyFrom[1] = in.uses.back();
+      } else if ((mnemonic == "v_writelane_b32" || mnemonic == "v_readlane_b32") && in.defs.size() == 1 &&
+                 in.uses.size() >= 1 && inst.getNumOperands() >= 3 && inst.getOperand(2).isImm()) {
+        // SGPRs spilled to (and restored from) a lane of a VGPR: the lane is
+        // a slot of its own ('l', VGPR * 64 + lane).
+        const RegSlot vgpr = mnemonic == "v_writelane_b32" ? in.defs[0] : in.uses[0];
+        const RegSlot lane{'l', vgpr.index * 64 + int(inst.getOperand(2).getImm())};
+        if (mnemonic == "v_writelane_b32") {
+          in.defs.insert(in.defs.begin(), lane);
+          in.copyFrom = {in.uses[0], RegSlot{}};
+        } else {
+          in.uses.push_back(lane);
+          in.copyFrom = {lane};
+        }
+      }
+      const size_t index = program.instrs.size();
+      indexOf[address] = index;
+      const bool ends = desc.isReturn() || mnemonic == "s_endpgm" || mnemonic == "s_setpc_b64";
+      uint64_t branchTarget = 0;
+      if (desc.isBranch() && mc.analysis->evaluateBranch(inst, address, size, branchTarget))
+        branches.push_back({index, branchTarget});
+      if (!ends && !(desc.isBranch() && desc.isUnconditionalBranch()))
+        in.successors.push_back(index + 1);
+      program.instrs.push_back(std::move(in));
+    }
+    for (auto [index, address] : branches) {
+      auto target = indexOf.find(address);
+      if (target == indexOf.end())
+        return llvm::createStringError("branch at 0x%llx to 0x%llx, not an instruction",
+                                       (unsigned long long)program.instrs[index].address,
+                                       (unsigned long long)address);
+      program.instrs[index].successors.push_back(target->second);
+    }
+    // Fall-through past the last instruction leads nowhere.
+    if (!program.instrs.empty())
+      llvm::erase(program.instrs.back().successors, program.instrs.size());
+    return program;
+  }
+  return llvm::createStringError("no executable section");
 }
 
 namespace {
@@ -460,6 +652,38 @@ llvm::Expected<Report> readReport(const CodeObject &code, const TargetInfo &targ
     report->fromCache = code.fromCache;
   }
   return report;
+}
+
+llvm::Expected<KernelNote> readKernelNote(llvm::ArrayRef<char> elf) {
+  llvm::Expected<llvm::object::ELF64LEObjectFile> object = openElf(elf);
+  if (!object)
+    return object.takeError();
+  KernelMetadata metadata;
+  if (llvm::Error err = readKernelMetadata(*object, metadata))
+    return std::move(err);
+  llvm::msgpack::MapDocNode &kernel = metadata.kernel;
+  KernelNote note;
+  note.eFlags = object->getELFFile().getHeader().e_flags;
+  if (auto name = kernel.find(".name"); name != kernel.end() && name->second.isString())
+    note.name = name->second.getString().str();
+  note.wavefrontSize = metadataInt(kernel, ".wavefront_size");
+  note.maxFlatWorkgroupSize = metadataInt(kernel, ".max_flat_workgroup_size");
+  note.kernargSegmentSize = metadataInt(kernel, ".kernarg_segment_size");
+  note.privateSegmentFixedSize = metadataInt(kernel, ".private_segment_fixed_size");
+  if (auto args = kernel.find(".args"); args != kernel.end() && args->second.isArray()) {
+    for (llvm::msgpack::DocNode &node : args->second.getArray()) {
+      if (!node.isMap())
+        return llvm::createStringError("AMDGPU metadata: an .args entry is not a map");
+      llvm::msgpack::MapDocNode &arg = node.getMap();
+      KernelNote::Arg a;
+      a.offset = metadataInt(arg, ".offset");
+      a.size = metadataInt(arg, ".size");
+      if (auto kind = arg.find(".value_kind"); kind != arg.end() && kind->second.isString())
+        a.valueKind = kind->second.getString().str();
+      note.args.push_back(a);
+    }
+  }
+  return note;
 }
 
 } // namespace tilec::jit

@@ -124,6 +124,24 @@ llvm::Expected<Report> readReport(const CodeObject &code, const TargetInfo &targ
 llvm::Expected<Report> readCubinReport(const CodeObject &code, const TargetInfo &target, int wavesPerWorkgroup,
                                        int64_t launchLdsBytes);
 
+/// The facts of a code object's ELF header and its first kernel's
+/// NT_AMDGPU_METADATA entry that must agree with the launch: the ISA checks
+/// compare them with the compiled kernel (tests/unit/isa).
+struct KernelNote {
+  unsigned eFlags = 0;  ///< ELF e_flags: EF_AMDGPU_MACH_* and the xnack/sramecc feature bits
+  std::string name;     ///< .name
+  int64_t wavefrontSize = 0;
+  int64_t maxFlatWorkgroupSize = 0;
+  int64_t kernargSegmentSize = 0;
+  int64_t privateSegmentFixedSize = 0;
+  struct Arg {
+    int64_t offset = 0, size = 0;
+    std::string valueKind;  ///< global_buffer, by_value, ...
+  };
+  std::vector<Arg> args;  ///< .args in order
+};
+llvm::Expected<KernelNote> readKernelNote(llvm::ArrayRef<char> elf);
+
 /// Code objects returned by ROCm 5.x hipRTC may be clang offload bundles
 /// ("__CLANG_OFFLOAD_BUNDLE__", or a compressed "CCOB" bundle): returns the
 /// amdgcn ELF for `arch`. An ELF input is returned unchanged.

@@ -30,12 +30,13 @@ TL_INLINE float to_f32(bf16 x) { return __builtin_bit_cast(float, (unsigned)x.bi
 template <class T> TL_INLINE T from_f32(float x);
 template <> TL_INLINE float from_f32<float>(float x) { return x; }
 template <> TL_INLINE f16 from_f32<f16>(float x) { return (f16)x; }
+// Branch-free: a branch per element makes the stores of a bf16 tile too
+// large to unroll, and an accumulator indexed in a loop lives in scratch.
 template <> TL_INLINE bf16 from_f32<bf16>(float x) {
-  unsigned u = __builtin_bit_cast(unsigned, x);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return bf16{(unsigned short)((u >> 16) | 0x40u)};
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return bf16{(unsigned short)(u >> 16)};
+  const unsigned u = __builtin_bit_cast(unsigned, x);
+  const unsigned rounded = u + 0x7fffu + ((u >> 16) & 1u);
+  const unsigned quieted = u | 0x400000u;
+  return bf16{(unsigned short)(((u & 0x7fffffffu) > 0x7f800000u ? quieted : rounded) >> 16)};
 }
 // fp8 e4m3fnuz (section 8): exact decode; encode rounds to nearest even and
 // saturates (|x| >= 240 and +-inf give +-240), NaN gives 0x80, and a result
