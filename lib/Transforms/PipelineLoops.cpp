@@ -26,6 +26,22 @@ constexpr const char *kBuffers = "buffers";
 constexpr int64_t kReservedVgprs = 128;
 constexpr const char *kPipelined = "tile.pipelined";
 
+/// Whether `load` can be an asynchronous copy: its source rows are known to
+/// be multiples of 4 bytes and aligned to them (tile.divisibility), the least
+/// cp.async moves. Otherwise (e.g. a GEMM with an odd K) the loop prefetches
+/// through registers, which moves single elements.
+bool asyncCopyable(tile::LoadOp load) {
+  Value src = load.getSource();
+  while (auto w = src.getDefiningOp<tile::WindowOp>())
+    src = w.getSource();
+  auto arg = dyn_cast<BlockArgument>(src);
+  auto f = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+  auto div = f ? f.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility) : nullptr;
+  auto t = cast<tile::TileType>(load.getDest().getType());
+  const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
+  return div && div.getInt() * eb >= 4;
+}
+
 int64_t tileBytes(tile::TileType t) {
   int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
   return (t.getNumElements() * eb + 15) / 16 * 16;
@@ -127,7 +143,9 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     });
     // Targets with asynchronous copies move tiles into LDS without registers:
     // pipelining costs them no VGPRs.
-    const bool async = target.asyncCopyBytes > 0;
+    const bool async = target.asyncCopyBytes > 0 && llvm::all_of(loads, [](tile::LoadOp l) {
+      return asyncCopyable(l);
+    });
     int64_t vgprs = prefetchVgprs + (target.hasAgprs ? 0 : accVgprs) + kReservedVgprs;
     if (stages > 1 && !async && vgprs > target.maxVgprPerWave) {
       loop.emitRemark() << "num_stages lowered from " << requested << " to 1: prefetching the next tiles "
@@ -239,11 +257,12 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     OpBuilder top = OpBuilder::atBlockBegin(loop.getBody());
     top.setInsertionPointAfterValue(next);
     Value ahead = ivAt(top, loop.getInductionVar(), stages - 1);
-    for (tile::LoadOp load : loads) {
-      tile::AllocOp alloc = allocOf(load.getDest());
-      tile::TileType t = alloc.getType();
-      alloc->setAttr(kBuffers, i64(stages));
-      for (int64_t s = 0; s + 1 < stages; ++s) {
+    // Prologue, stage by stage (async_wait counts groups in issue order, so a
+    // stage's copies must all precede the next stage's).
+    for (int64_t s = 0; s + 1 < stages; ++s)
+      for (tile::LoadOp load : loads) {
+        tile::AllocOp alloc = allocOf(load.getDest());
+        alloc->setAttr(kBuffers, i64(stages));
         IRMapping map;
         Value iv = ivAt(b, lb, s);
         SmallVector<Value> idx;
@@ -253,9 +272,12 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
             return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
           idx.push_back(*r);
         }
-        Value dst = b.create<tile::ViewOp>(loc, t, alloc, cst(b, s), nullptr);
+        Value dst = b.create<tile::ViewOp>(loc, alloc.getType(), alloc, cst(b, s), nullptr);
         b.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, dst)->setAttr(tile::attr::kAsync, asyncAttr);
       }
+    for (tile::LoadOp load : loads) {
+      tile::AllocOp alloc = allocOf(load.getDest());
+      tile::TileType t = alloc.getType();
       top.setInsertionPointAfterValue(ahead);
       Value curView = top.create<tile::ViewOp>(loc, t, alloc, cur, i64(0));
       alloc.getResult().replaceUsesWithIf(curView, [&](OpOperand &use) {
