@@ -199,6 +199,8 @@ void readKernel(Reader &r, const json &k, const std::string &path, KernelEntry &
     return r.fail(path, "empty name or entry");
   if (out.vendor != "amd" && out.vendor != "nvidia")
     return r.fail(path + ".vendor", "expected amd or nvidia, got '" + out.vendor + "'");
+  if (out.vendor != vendorOf(out.target))
+    return r.fail(path + ".vendor", "'" + out.vendor + "' is not the vendor of target '" + out.target + "'");
   if (out.codeObject.empty() || out.codeObject.find('/') != std::string::npos || out.codeObject[0] == '.')
     return r.fail(path + ".code_object", "expected a file name inside the bundle, got '" + out.codeObject + "'");
   if (out.sha256.size() != 64 || out.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)

@@ -93,6 +93,8 @@ TEST(Manifest, MalformedManifestsNameTheField) {
             "kernels[0].block_size: expected an integer in [1, 1024]");
   EXPECT_EQ(parseEdited("\"vendor\": \"nvidia\"", "\"vendor\": \"intel\""),
             "kernels[0].vendor: expected amd or nvidia, got 'intel'");
+  EXPECT_EQ(parseEdited("\"vendor\": \"nvidia\"", "\"vendor\": \"amd\""),
+            "kernels[0].vendor: 'amd' is not the vendor of target 'sm_90a'");
   EXPECT_EQ(parseEdited("\"rank\": 1", "\"rank\": \"1\""), "kernels[0].args[0].rank: expected an integer in [1, 8]");
   EXPECT_EQ(parseEdited("\"kind\": \"f32\"", "\"kind\": \"f64\""),
             "kernels[0].args[1].kind: expected tensor, f32 or i32, got 'f64'");
