@@ -90,7 +90,9 @@ std::string findClang() {
 
 std::string LaunchReport::summary() const {
   return "out_of_bounds=" + std::to_string(outOfBounds) + " races=" + std::to_string(races) +
-         " bank_conflicts=" + std::to_string(bankConflictCycles) + " deadlock=" + std::to_string(deadlock ? 1 : 0);
+         " uninitialized_lds=" + std::to_string(uninitializedLdsReads) +
+         " misaligned_lds=" + std::to_string(misalignedLdsAccesses) + " bank_conflicts=" +
+         std::to_string(bankConflictCycles) + " deadlock=" + std::to_string(deadlock ? 1 : 0);
 }
 
 KernelImage::~KernelImage() {
