@@ -301,6 +301,7 @@ llvm::Expected<LaunchReport> Emulator::launch(const KernelImage &kernel, const L
   job.config = config;
   job.waveSize = target_.waveSize;
   job.ldsBanks = target_.ldsBanks;
+  job.matrixFlushes16BitSubnormals = target_.matrixFlushes16BitSubnormals;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto &[p, size] : allocations_)

@@ -22,6 +22,9 @@
 // - LDS is not cleared: each workgroup's LDS starts filled with the poison byte
 //   0xFF (NaN as f32, bf16 and f16; -1 as an integer), as the hardware leaves
 //   whatever a previous workgroup wrote there.
+// - The f16/bf16 matrix instructions of a target whose TargetInfo says so
+//   (gfx90a, CDNA2) flush subnormal inputs (A, B, the f32 C) and subnormal f32
+//   results to zero of the same sign; other targets keep them.
 //
 // Checkers (counts and the first few messages of each kind in LaunchReport)
 // - Global out-of-bounds: a buffer access whose offset is below num_records
@@ -136,7 +139,8 @@ private:
 
 class Emulator {
 public:
-  /// Wave size and LDS banks come from `target` (64 for gfx942/gfx90a, 32 for gfx1151).
+  /// Wave size, LDS banks and the matrix instructions' subnormal handling come
+  /// from `target` (wave 64 for gfx942/gfx90a, 32 for gfx1151).
   explicit Emulator(const TargetInfo &target);
   ~Emulator();
   Emulator(const Emulator &) = delete;

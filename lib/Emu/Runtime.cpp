@@ -251,8 +251,16 @@ double operandValue(const void *v, int e, Operand t) {
   return NAN;
 }
 
+/// Zero of the same sign for a nonzero |v| below `minNormal`, else v.
+double flushSubnormal(double v, double minNormal) { return std::fabs(v) < minNormal ? std::copysign(0.0, v) : v; }
+
 void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &parts) {
   MatrixShape s = shapeOf(op);
+  // gfx90a's f16/bf16 instructions flush subnormal A/B elements, C and results
+  // (TargetInfo::matrixFlushes16BitSubnormals); a threshold of 0 flushes nothing.
+  const bool flushes = w.job->matrixFlushes16BitSubnormals && (s.type == Operand::F16 || s.type == Operand::BF16);
+  const double operandMinNormal = !flushes ? 0.0 : s.type == Operand::F16 ? 0x1p-14 : 0x1p-126;
+  const double accMinNormal = flushes ? 0x1p-126 : 0.0;  // f32
   auto zeroAll = [&] {
     for (Lane *l : parts)
       memset(l->d, 0, (size_t)std::max(s.accPerLane, 1) * 4);
@@ -287,14 +295,14 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       int row, k;
       operandCoord(s, ln, e, row, k);
       if (!s.wmma || ln < 16) {
-        A[row * s.k + k] = operandValue(l->a, e, s.type);
-        B[k * s.n + row] = operandValue(l->b, e, s.type);
+        A[row * s.k + k] = flushSubnormal(operandValue(l->a, e, s.type), operandMinNormal);
+        B[k * s.n + row] = flushSubnormal(operandValue(l->b, e, s.type), operandMinNormal);
       }
     }
     for (int r = 0; r < s.accPerLane; ++r) {
       int m, n;
       accCoord(s, ln, r, m, n);
-      C[m * s.n + n] = ((const float *)l->c)[r];
+      C[m * s.n + n] = flushSubnormal(((const float *)l->c)[r], accMinNormal);
     }
   }
   // Products of bf16/f16/fp8/bf8 values are exact in double; the dot product is
@@ -307,7 +315,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       double sum = 0;
       for (int k = 0; k < s.k; ++k)
         sum += A[m * s.k + k] * B[k * s.n + n];
-      ((float *)l->d)[r] = (float)(C[m * s.n + n] + sum);
+      ((float *)l->d)[r] = (float)flushSubnormal((float)(C[m * s.n + n] + sum), accMinNormal);
     }
 }
 

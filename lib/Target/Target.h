@@ -67,6 +67,9 @@ struct TargetInfo {
   std::vector<MatrixInstr> matrixInstrs;
   /// Buffer resource word 3 (amd-targets.md section 4).
   unsigned bufferRsrcFlags;
+  /// The f16/bf16 matrix instructions flush subnormal inputs and outputs to
+  /// zero: CDNA2 (gfx90a). CDNA3 (gfx942) and gfx11's WMMA keep them.
+  bool matrixFlushes16BitSubnormals = false;
 
   /// Waves per SIMD for a kernel using `vgpr` arch VGPRs and `agpr` AGPRs and
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).
