@@ -260,6 +260,7 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
       merged.misalignedLdsAccesses += result.stats.misalignedLdsAccesses;
       merged.bankConflicts += result.stats.bankConflicts;
       merged.deadlock = merged.deadlock || result.stats.deadlock;
+      merged.invalidInstructions += result.stats.invalidInstructions;
       merged.laneInstructions += result.stats.laneInstructions;
       merged.seconds += result.stats.seconds;
       merged.messages.insert(merged.messages.begin(), result.stats.messages.begin(), result.stats.messages.end());

@@ -64,14 +64,16 @@ struct LaunchStats {
   int64_t misalignedLdsAccesses = 0;  ///< LDS accesses whose address is not a multiple of their size
   int64_t bankConflicts = 0;  ///< extra LDS cycles (amd-targets.md section 3 phase model)
   bool deadlock = false;
+  int64_t invalidInstructions = 0;  ///< instructions the target lacks or cannot perform (e.g. a misaligned b128 load)
   int64_t laneInstructions = 0;
   std::vector<std::string> messages;  ///< the first findings of each checker
 
   bool clean() const {
-    return outOfBounds == 0 && races == 0 && uninitializedLdsReads == 0 && misalignedLdsAccesses == 0 && !deadlock;
+    return outOfBounds == 0 && races == 0 && uninitializedLdsReads == 0 && misalignedLdsAccesses == 0 && !deadlock &&
+           invalidInstructions == 0;
   }
   /// "checks: out_of_bounds=0 races=0 uninitialized_lds=0 misaligned_lds=0 bank_conflicts=12"
-  /// (+ " deadlock=1" when it fired).
+  /// (+ " deadlock=1" and " invalid_instructions=N" when they fired).
   std::string checksLine() const;
 };
 

@@ -32,6 +32,8 @@ std::string LaunchStats::checksLine() const {
                   " bank_conflicts=" + std::to_string(bankConflicts);
   if (deadlock)
     s += " deadlock=1";
+  if (invalidInstructions)
+    s += " invalid_instructions=" + std::to_string(invalidInstructions);
   return s;
 }
 
@@ -184,6 +186,7 @@ public:
     stats.misalignedLdsAccesses = rep->misalignedLdsAccesses;
     stats.bankConflicts = rep->bankConflictCycles;
     stats.deadlock = rep->deadlock;
+    stats.invalidInstructions = rep->invalidInstructions;
     stats.laneInstructions = rep->laneInstructions;
     stats.messages = rep->messages;
     return stats;

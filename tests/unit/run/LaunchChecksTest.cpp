@@ -1,8 +1,9 @@
-// The emulator's LDS checkers as a caller of the device API sees them: a
-// kernel that reads LDS no lane wrote and writes LDS misaligned gets its
-// findings counted in LaunchStats, printed in the checks line (what `tilec
-// --run` prints), and fails LaunchStats::clean() and RunResult::passed()
-// (what makes `tilec --run` exit non-zero).
+// The emulator's checkers as a caller of the device API sees them: a kernel
+// that reads LDS no lane wrote, writes LDS misaligned or issues a misaligned
+// b128 buffer load (an invalid instruction) gets its findings counted in
+// LaunchStats, printed in the checks line (what `tilec --run` prints), and
+// fails LaunchStats::clean() and RunResult::passed() (what makes `tilec --run`
+// exit non-zero).
 #include "Run.h"
 
 #include "tilec/runtime.hpp"
@@ -74,6 +75,43 @@ TEST(LaunchChecks, LdsFindingsReachTheStatsTheChecksLineAndTheVerdict) {
   ASSERT_TRUE(fine.ok()) << fine.error();
   EXPECT_EQ(fine->misalignedLdsAccesses, 0);
   EXPECT_EQ(fine->uninitializedLdsReads, 32);
+}
+
+TEST(LaunchChecks, InvalidInstructionsReachTheStatsTheChecksLineAndTheVerdict) {
+  Result<std::unique_ptr<Device>> dev = Device::open(DeviceKind::Emulator, "gfx942");
+  ASSERT_TRUE(dev.ok()) << dev.error();
+  Result<void *> data = (*dev)->allocate(64 * 16 + 16);
+  ASSERT_TRUE(data.ok()) << data.error();
+  CompiledKernel k;
+  k.name = "skewed_load";
+  k.arch = "gfx942";
+  k.numWaves = 1;
+  k.waveSize = 64;
+  k.params = {{KernelParamInfo::Tensor, "f32", 1, "data"}, {KernelParamInfo::I32, "", 0, "skew"}};
+  k.paramTypes = {"float *", "int", "int"};
+  k.hip = R"(#include "tilec_prelude.h"
+extern "C" __global__ void skewed_load(float *data, int n, int skew) {
+  int t = tl::hw::thread_id();
+  tl::hw::rsrc_t r = tl::hw::make_rsrc(data, 4 * n, 0x00020000u);
+  tl::uint4_t v = tl::hw::buffer_load_b128(r, 16 * t + skew);
+  tl::hw::buffer_store_b32(v[0], r, 16 * t);
+}
+)";
+  auto launch = [&](int skew) {
+    return (*dev)->launch(k, {LaunchArg::tensor(*data, {64 * 4 + 4}), LaunchArg::i32(skew)});
+  };
+  Result<LaunchStats> skewed = launch(4);
+  ASSERT_TRUE(skewed.ok()) << skewed.error();
+  EXPECT_EQ(skewed->invalidInstructions, 64);
+  EXPECT_FALSE(skewed->clean());
+  EXPECT_NE(skewed->checksLine().find(" invalid_instructions=64"), std::string::npos) << skewed->checksLine();
+  RunResult verdict;
+  verdict.stats = *skewed;
+  EXPECT_FALSE(verdict.passed());
+  Result<LaunchStats> aligned = launch(0);
+  ASSERT_TRUE(aligned.ok()) << aligned.error();
+  EXPECT_TRUE(aligned->clean()) << aligned->checksLine();
+  EXPECT_EQ(aligned->checksLine().find("invalid_instructions"), std::string::npos) << aligned->checksLine();
 }
 
 } // namespace
