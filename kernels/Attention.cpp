@@ -679,12 +679,17 @@ namespace {
 ///   dP = dO.V_j in f32: eDP_ij = (D + 2) u sum|dO||V_j|;
 ///   Delta = dO.O in f32 from the kernel's O: eDelta_i = sum_d |dO_id| outTol_id + (D + 2) u sum|dO||O|;
 ///   dS, rounded to Q's type for the matrix instruction:
-///      edS_ij = P_ij [(1 + eP)(1 + uIn)(1 + 2u)(A_ij + eDP_ij + eDelta_i) - A_ij];
+///      edS_ij = P_ij [(1 + eP)(1 + uIn)(1 + 2u)(A_ij + eDP_ij + eDelta_i) - A_ij] + sub(dS_ij, edS_ij);
 ///   sums over n terms in f32: gamma_n = (n + 8) u;
-///   dV_jd: sum_i P_ij |dO_id| [(1 + eP_i)(1 + uIn)(1 + gamma) - 1],
+///   dV_jd: sum_i |dO_id| (P_ij [(1 + eP_i)(1 + uIn)(1 + gamma) - 1] + sub(P_ij, P_ij eP_i)),
 ///   dK_jd: |scale| sum_i (edS_ij + |dS_ij| gamma) |Q_id| (1 + 2u),
 ///   dQ_id: |scale| sum_j (edS_ij + |dS_ij| gamma) |K_jd| (1 + 2u),
-///   each then rounded to Q's type: + uIn (|ref| + bound).
+///   each then rounded to Q's type: + uIn (|ref| + bound) + h.
+/// Rounding to Q's type errs by uIn relative only in its normal range; below
+/// it by up to h, half the smallest subnormal (2^-25 f16, 2^-134 bf16). And
+/// gfx90a's MFMAs flush an operand below the smallest normal n (2^-14 f16,
+/// 2^-126 bf16) to zero (TargetInfo::matrixFlushes16BitSubnormals), losing it
+/// whole. So an operand x known to within e adds sub(x, e) = h + (|x| - e < n ? |x| : 0).
 Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t> &seqQ,
                             const std::vector<int64_t> &seqK, double scale) {
   Problem prob = attentionProblem(c, seqQ, seqK, scale);
@@ -707,9 +712,16 @@ Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t>
   };
   prob.scalars.clear();
   prob.toleranceRule += "; gradients: P error e^(E+lseTol)-1, dP and Delta f32 dot products (Delta from the kernel's O), "
-                        "dS rounded to Q's type, f32 sums (n+8)*2^-24, outputs rounded to Q's type";
+                        "dS rounded to Q's type, f32 sums (n+8)*2^-24, outputs rounded to Q's type; "
+                        "below Q's normal range a rounding errs by half its smallest subnormal and P and dS may be "
+                        "flushed to 0 (gfx90a)";
   auto forward = prob.reference;
   const double u = std::ldexp(1.0, -24), uIn = unitRoundoff(c.dtype), log2e = 1.4426950408889634;
+  const double halfSubnormal = std::ldexp(1.0, c.dtype == DType::bf16 ? -134 : -25);
+  const double minNormal = std::ldexp(1.0, c.dtype == DType::bf16 ? -126 : -14);
+  auto sub = [=](double x, double e) {
+    return halfSubnormal + (std::fabs(x) - e < minNormal ? std::fabs(x) : 0.0);
+  };
   const AttentionConfig cfg = c;
   std::vector<double> cuQ = prob.tensors[5].values, cuK = prob.tensors[6].values;
   prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
@@ -753,12 +765,14 @@ Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t>
                              std::ldexp(1.0, -20) * (1 + std::fabs(sij - L[row]) * log2e);
             const double eP = std::exp(E + Ltol[row]) - 1;
             const double A = std::fabs(dp - delta), dS = P * (dp - delta);
-            const double edS = P * ((1 + eP) * (1 + uIn) * (1 + 2 * u) * (A + eDP + eDelta) - A);
+            const double edSRel = P * ((1 + eP) * (1 + uIn) * (1 + 2 * u) * (A + eDP + eDelta) - A);
+            // dS and P as the matrix instructions' operands, in Q's type
+            const double edS = edSRel + sub(dS, edSRel), ePOperand = sub(P, P * eP);
             double *dkj = &dK[((k0 + j) * KH + kh) * D], *dvj = &dV[((k0 + j) * KH + kh) * D];
             double *tkj = &tK[((k0 + j) * KH + kh) * D], *tvj = &tV[((k0 + j) * KH + kh) * D];
             for (int64_t d = 0; d < D; ++d) {
               dvj[d] += P * doi[d];
-              tvj[d] += P * std::fabs(doi[d]) * ((1 + eP) * (1 + uIn) * (1 + gK) - 1);
+              tvj[d] += std::fabs(doi[d]) * (P * ((1 + eP) * (1 + uIn) * (1 + gK) - 1) + ePOperand);
               dkj[d] += scale * dS * qi[d];
               tkj[d] += std::fabs(scale) * (edS + std::fabs(dS) * gK) * std::fabs(qi[d]) * (1 + 2 * u);
               dQ[row * D + d] += scale * dS * kj[d];
@@ -772,7 +786,7 @@ Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t>
     for (std::vector<double> *ref : {&dQ, &dK, &dV}) {
       std::vector<double> &t = ref == &dQ ? tQ : ref == &dK ? tK : tV;
       for (size_t x = 0; x < ref->size(); ++x)
-        t[x] += uIn * (std::fabs((*ref)[x]) + t[x]);
+        t[x] += uIn * (std::fabs((*ref)[x]) + t[x]) + halfSubnormal;
     }
     expected.push_back(std::move(dQ));
     expected.push_back(std::move(dK));

@@ -272,8 +272,11 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &param
     if (k > 0) {
       merged.outOfBounds += result.stats.outOfBounds;
       merged.races += result.stats.races;
+      merged.uninitializedLdsReads += result.stats.uninitializedLdsReads;
+      merged.misalignedLdsAccesses += result.stats.misalignedLdsAccesses;
       merged.bankConflicts += result.stats.bankConflicts;
       merged.deadlock = merged.deadlock || result.stats.deadlock;
+      merged.invalidInstructions += result.stats.invalidInstructions;
       merged.laneInstructions += result.stats.laneInstructions;
       merged.seconds += result.stats.seconds;
       merged.messages.insert(merged.messages.begin(), result.stats.messages.begin(), result.stats.messages.end());

@@ -33,7 +33,7 @@ struct RunResult {
   std::vector<std::string> firstMismatches;  ///< "C[3,7]: got 1.5, expected 1.25 (tolerance 0.001)"
   std::vector<std::vector<char>> outputBytes;  ///< each output tensor as the device wrote it (bitwise comparisons)
 
-  /// Values match and neither out-of-bounds accesses nor races (nor a deadlock) fired.
+  /// Values match and no checker fired (LaunchStats::clean).
   bool passed() const { return mismatches == 0 && stats.clean(); }
   /// "verified: C 100x70 max_abs_err=... max_rel_err=... tolerance: ..." (or "MISMATCH: ...").
   std::string verifiedLine() const;

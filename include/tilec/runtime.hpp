@@ -60,13 +60,20 @@ struct LaunchStats {
   bool checked = false;
   int64_t outOfBounds = 0;
   int64_t races = 0;
+  int64_t uninitializedLdsReads = 0;  ///< LDS reads of bytes the workgroup never wrote (LDS is not cleared)
+  int64_t misalignedLdsAccesses = 0;  ///< LDS accesses whose address is not a multiple of their size
   int64_t bankConflicts = 0;  ///< extra LDS cycles (amd-targets.md section 3 phase model)
   bool deadlock = false;
+  int64_t invalidInstructions = 0;  ///< instructions the target lacks or cannot perform (e.g. a misaligned b128 load)
   int64_t laneInstructions = 0;
   std::vector<std::string> messages;  ///< the first findings of each checker
 
-  bool clean() const { return outOfBounds == 0 && races == 0 && !deadlock; }
-  /// "checks: out_of_bounds=0 races=0 bank_conflicts=12" (+ " deadlock=1" when it fired).
+  bool clean() const {
+    return outOfBounds == 0 && races == 0 && uninitializedLdsReads == 0 && misalignedLdsAccesses == 0 && !deadlock &&
+           invalidInstructions == 0;
+  }
+  /// "checks: out_of_bounds=0 races=0 uninitialized_lds=0 misaligned_lds=0 bank_conflicts=12"
+  /// (+ " deadlock=1" and " invalid_instructions=N" when they fired).
   std::string checksLine() const;
 };
 

@@ -93,7 +93,9 @@ std::string findClang() {
 
 std::string LaunchReport::summary() const {
   return "out_of_bounds=" + std::to_string(outOfBounds) + " races=" + std::to_string(races) +
-         " bank_conflicts=" + std::to_string(bankConflictCycles) + " deadlock=" + std::to_string(deadlock ? 1 : 0);
+         " uninitialized_lds=" + std::to_string(uninitializedLdsReads) +
+         " misaligned_lds=" + std::to_string(misalignedLdsAccesses) + " bank_conflicts=" +
+         std::to_string(bankConflictCycles) + " deadlock=" + std::to_string(deadlock ? 1 : 0);
 }
 
 KernelImage::~KernelImage() {
@@ -302,6 +304,7 @@ llvm::Expected<LaunchReport> Emulator::launch(const KernelImage &kernel, const L
   job.config = config;
   job.waveSize = target_.waveSize;
   job.ldsBanks = target_.ldsBanks;
+  job.matrixFlushes16BitSubnormals = target_.matrixFlushes16BitSubnormals;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto &[p, size] : allocations_)

@@ -19,6 +19,12 @@
 //   collective: a wave's collective executes when none of its lanes can run
 //   any further; lanes that have returned are inactive (they contribute zeros
 //   and receive nothing).
+// - LDS is not cleared: each workgroup's LDS starts filled with the poison byte
+//   0xFF (NaN as f32, bf16 and f16; -1 as an integer), as the hardware leaves
+//   whatever a previous workgroup wrote there.
+// - The f16/bf16 matrix instructions of a target whose TargetInfo says so
+//   (gfx90a, CDNA2) flush subnormal inputs (A, B, the f32 C) and subnormal f32
+//   results to zero of the same sign; other targets keep them.
 //
 // Checkers (counts and the first few messages of each kind in LaunchReport)
 // - Global out-of-bounds: a buffer access whose offset is below num_records
@@ -28,6 +34,14 @@
 //   the legal ragged-edge mechanism and are not reported; an access that
 //   straddles num_records is reported (section 4: keep accesses wholly in or out).
 //   LDS accesses outside the kernel's LDS are reported the same way.
+// - Uninitialized LDS reads: an LDS read that includes a byte no lane of the
+//   workgroup has written since the workgroup started (written-ness is tracked
+//   per byte). The read returns the poison bytes.
+// - Misaligned LDS accesses: an LDS access whose address is not a multiple of
+//   its size (b16/b32/b64/b128). The emitted text accesses LDS through
+//   naturally aligned types, so the compiler selects ds_read/ds_write_b64/b128
+//   and assumes the alignment; the hardware needs it unless the unaligned
+//   access mode is on (Runtime.cpp cites the sources). The access is performed.
 // - LDS races: two accesses to the same LDS byte from lanes of different waves,
 //   at least one a write, with no barrier between them. Lanes of one wave are
 //   ordered by program order (they execute in lockstep), so never race.
@@ -80,6 +94,8 @@ struct LaunchConfig {
 struct LaunchReport {
   int64_t outOfBounds = 0;          ///< global (and LDS) accesses outside any allocation
   int64_t races = 0;                ///< racy LDS accesses (per access, not per byte)
+  int64_t uninitializedLdsReads = 0;  ///< LDS reads of bytes the workgroup never wrote (per access)
+  int64_t misalignedLdsAccesses = 0;  ///< LDS accesses whose address is not a multiple of their size
   int64_t bankConflictCycles = 0;   ///< extra LDS cycles, section 3 phase model
   int64_t ldsAccesses = 0;          ///< LDS accesses, counted per lane
   int64_t ldsInstructions = 0;      ///< LDS accesses grouped per wave instruction
@@ -94,9 +110,13 @@ struct LaunchReport {
   int64_t workgroups = 0;
   int64_t lanes = 0;
 
-  /// No out-of-bounds access, no race, no deadlock, no invalid instruction.
-  bool clean() const { return outOfBounds == 0 && races == 0 && !deadlock && invalidInstructions == 0; }
-  /// One line: "out_of_bounds=0 races=0 bank_conflicts=12 deadlock=0".
+  /// No out-of-bounds access, race, uninitialized or misaligned LDS access,
+  /// deadlock or invalid instruction.
+  bool clean() const {
+    return outOfBounds == 0 && races == 0 && uninitializedLdsReads == 0 && misalignedLdsAccesses == 0 && !deadlock &&
+           invalidInstructions == 0;
+  }
+  /// One line: "out_of_bounds=0 races=0 uninitialized_lds=0 misaligned_lds=0 bank_conflicts=12 deadlock=0".
   std::string summary() const;
 };
 
@@ -119,7 +139,8 @@ private:
 
 class Emulator {
 public:
-  /// Wave size and LDS banks come from `target` (64 for gfx942/gfx90a, 32 for gfx1151).
+  /// Wave size, LDS banks and the matrix instructions' subnormal handling come
+  /// from `target` (wave 64 for gfx942/gfx90a, 32 for gfx1151).
   explicit Emulator(const TargetInfo &target);
   ~Emulator();
   Emulator(const Emulator &) = delete;

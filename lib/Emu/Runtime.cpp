@@ -24,6 +24,10 @@ namespace {
 constexpr size_t kStackBytes = 256 * 1024;  ///< per lane; touched lazily
 constexpr size_t kGuardBytes = 4096;
 constexpr int kMessagesPerKind = 4;
+/// What a workgroup's LDS holds before the workgroup writes it: the hardware
+/// does not clear LDS between workgroups. 0xFF bytes read as NaN in f32, bf16
+/// and f16 and as -1 in integers, so a read of them also spoils the results.
+constexpr uint8_t kLdsPoison = 0xFF;
 
 enum class LaneState : uint8_t { Runnable, AtCollective, AtBarrier, Done };
 enum class Collective : uint8_t { None, Bpermute, Matrix };
@@ -56,7 +60,7 @@ struct Shadow {
   uint8_t rMulti = 0;
 };
 
-enum MessageKind { OutOfBounds, Race, Deadlock, Invalid, NumKinds };
+enum MessageKind { OutOfBounds, Race, UninitializedLds, MisalignedLds, Deadlock, Invalid, NumKinds };
 
 /// State shared by the workers of one launch.
 struct Shared {
@@ -91,10 +95,12 @@ struct Worker {
   uint8_t *ldsBase = nullptr;
   size_t ldsSize = 0;
   std::vector<Shadow> shadow;
+  std::vector<uint8_t> ldsWritten;  ///< per LDS byte: written since the workgroup started
   uint32_t epoch = 0;
   size_t allocHint = 0;
   // counters, merged into the report at the end
-  int64_t oob = 0, races = 0, bankCycles = 0, ldsAccesses = 0, ldsInstr = 0, invalid = 0, laneInstr = 0;
+  int64_t oob = 0, races = 0, uninitializedLds = 0, misalignedLds = 0, bankCycles = 0, ldsAccesses = 0,
+          ldsInstr = 0, invalid = 0, laneInstr = 0;
   bool deadlock = false;
 
   ~Worker() {
@@ -261,8 +267,16 @@ double operandValue(const void *v, int e, Operand t) {
   return NAN;
 }
 
+/// Zero of the same sign for a nonzero |v| below `minNormal`, else v.
+double flushSubnormal(double v, double minNormal) { return std::fabs(v) < minNormal ? std::copysign(0.0, v) : v; }
+
 void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &parts) {
   MatrixShape s = shapeOf(op);
+  // gfx90a's f16/bf16 instructions flush subnormal A/B elements, C and results
+  // (TargetInfo::matrixFlushes16BitSubnormals); a threshold of 0 flushes nothing.
+  const bool flushes = w.job->matrixFlushes16BitSubnormals && (s.type == Operand::F16 || s.type == Operand::BF16);
+  const double operandMinNormal = !flushes ? 0.0 : s.type == Operand::F16 ? 0x1p-14 : 0x1p-126;
+  const double accMinNormal = flushes ? 0x1p-126 : 0.0;  // f32
   auto zeroAll = [&] {
     for (Lane *l : parts)
       memset(l->d, 0, (size_t)std::max(s.accPerLane, 1) * 4);
@@ -297,18 +311,18 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       for (int e = 0; e < s.kPerLane; ++e) {
         int row, k;
         operandCoord(s, false, ln, e, row, k);
-        A[row * s.k + k] = operandValue(l->a, e, s.type);
+        A[row * s.k + k] = flushSubnormal(operandValue(l->a, e, s.type), operandMinNormal);
       }
       for (int e = 0; e < s.kPerLaneB(); ++e) {
         int col, k;
         operandCoord(s, true, ln, e, col, k);
-        B[k * s.n + col] = operandValue(l->b, e, s.type);
+        B[k * s.n + col] = flushSubnormal(operandValue(l->b, e, s.type), operandMinNormal);
       }
     }
     for (int r = 0; r < s.accPerLane; ++r) {
       int m, n;
       accCoord(s, ln, r, m, n);
-      C[m * s.n + n] = ((const float *)l->c)[r];
+      C[m * s.n + n] = flushSubnormal(((const float *)l->c)[r], accMinNormal);
     }
   }
   // Products of bf16/f16/fp8/bf8 values are exact in double; the dot product is
@@ -321,7 +335,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
       double sum = 0;
       for (int k = 0; k < s.k; ++k)
         sum += A[m * s.k + k] * B[k * s.n + n];
-      ((float *)l->d)[r] = (float)(C[m * s.n + n] + sum);
+      ((float *)l->d)[r] = (float)flushSubnormal((float)(C[m * s.n + n] + sum), accMinNormal);
     }
 }
 
@@ -493,6 +507,49 @@ void checkRace(Worker &w, uint32_t off, int bytes, bool write) {
   }
 }
 
+/// LDS accesses must be naturally aligned. In the strict alignment mode
+/// (SH_MEM_CONFIG.alignment_mode) the hardware needs it for DS instructions,
+/// so LLVM uses ds_read/ds_write_b96/b128 on gfx9 and later at less than
+/// natural alignment only with the unaligned access mode on
+/// (reviews.llvm.org/D87821; ds_read_b128 needs 16-byte alignment otherwise,
+/// D92767). The kernel text reads LDS through naturally aligned types
+/// (uint2_t, uint4_t, ...), so the compiler selects those instructions and
+/// assumes the alignment: a misaligned pointer is a bug in either mode. The
+/// host address is checked: `__shared__` variables keep their declared
+/// alignment in the host's TLS block as in LDS.
+void checkAlignment(Worker &w, uintptr_t addr, uint32_t off, int bytes, bool write) {
+  const uintptr_t alignment = (uintptr_t)(bytes & -bytes);  // the size, or its largest power-of-two factor
+  if (addr % alignment == 0)
+    return;
+  ++w.misalignedLds;
+  w.shared->message(MisalignedLds, [&] {
+    return std::string("misaligned LDS access: " + w.where(*w.cur) + ": " + (write ? "write" : "read") + " of " +
+                       std::to_string(bytes) + " bytes at LDS offset " + std::to_string(off) +
+                       " is not aligned to its size (DS instructions need the address a multiple of " +
+                       std::to_string(alignment) + ")");
+  });
+}
+
+/// A read must only see bytes some lane of the workgroup wrote: LDS is not
+/// cleared at launch (the runtime fills it with kLdsPoison).
+void checkInitialized(Worker &w, uint32_t off, int bytes, bool write) {
+  uint8_t *written = w.ldsWritten.data() + off;
+  if (write) {
+    memset(written, 1, (size_t)bytes);
+    return;
+  }
+  const uint8_t *unwritten = std::find(written, written + bytes, 0);
+  if (unwritten == written + bytes)
+    return;
+  ++w.uninitializedLds;
+  w.shared->message(UninitializedLds, [&] {
+    return std::string("uninitialized LDS read: " + w.where(*w.cur) + ": read of " + std::to_string(bytes) +
+                       " bytes at LDS offset " + std::to_string(off) + " includes byte " +
+                       std::to_string(off + (uint32_t)(unwritten - written)) +
+                       ", which no lane of the workgroup has written (LDS is not cleared at launch)");
+  });
+}
+
 void abiLdsAccess(void *p, void *value, int bytes, int isWrite) {
   Worker *w = tWorker;
   Lane &lane = *w->cur;
@@ -509,6 +566,8 @@ void abiLdsAccess(void *p, void *value, int bytes, int isWrite) {
   } else {
     uint32_t off = (uint32_t)(a - base);
     checkRace(*w, off, bytes, isWrite);
+    checkAlignment(*w, a, off, bytes, isWrite);
+    checkInitialized(*w, off, bytes, isWrite);
     Wave &wave = w->waves[lane.wave];
     if ((size_t)lane.ldsSeq >= wave.groups.size())
       wave.groups.resize(lane.ldsSeq + 1);
@@ -585,6 +644,7 @@ void locateLds(Worker &w) {
   w.ldsBase = q.base;
   w.ldsSize = q.size;
   w.shadow.assign(q.size, Shadow{});
+  w.ldsWritten.assign(q.size, 0);
 }
 
 void setupLanes(Worker &w) {
@@ -613,7 +673,8 @@ void runWorkgroup(Worker &w, int64_t linear) {
   w.block[1] = (int)((linear / g[0]) % g[1]);
   w.block[2] = (int)(linear / ((int64_t)g[0] * g[1]));
   if (w.ldsBase)
-    memset(w.ldsBase, 0, w.ldsSize);
+    memset(w.ldsBase, kLdsPoison, w.ldsSize);
+  std::fill(w.ldsWritten.begin(), w.ldsWritten.end(), 0);
   ++w.epoch;
   const int ws = w.job->waveSize;
   const size_t slot = kStackBytes + kGuardBytes;
@@ -712,6 +773,8 @@ void workerMain(Shared &shared) {
   LaunchReport &r = shared.report;
   r.outOfBounds += w.oob;
   r.races += w.races;
+  r.uninitializedLdsReads += w.uninitializedLds;
+  r.misalignedLdsAccesses += w.misalignedLds;
   r.bankConflictCycles += w.bankCycles;
   r.ldsAccesses += w.ldsAccesses;
   r.ldsInstructions += w.ldsInstr;

@@ -31,6 +31,7 @@ struct GridJob {
   LaunchConfig config;
   int waveSize = 64;
   int ldsBanks = 32;
+  bool matrixFlushes16BitSubnormals = false;  ///< TargetInfo::matrixFlushes16BitSubnormals
   std::vector<Emulator::Allocation> allocations;  ///< sorted by begin
 };
 

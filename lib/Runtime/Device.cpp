@@ -29,9 +29,13 @@ const char *deviceKindName(DeviceKind kind) {
 
 std::string LaunchStats::checksLine() const {
   std::string s = "checks: out_of_bounds=" + std::to_string(outOfBounds) +
-                  " races=" + std::to_string(races) + " bank_conflicts=" + std::to_string(bankConflicts);
+                  " races=" + std::to_string(races) + " uninitialized_lds=" + std::to_string(uninitializedLdsReads) +
+                  " misaligned_lds=" + std::to_string(misalignedLdsAccesses) +
+                  " bank_conflicts=" + std::to_string(bankConflicts);
   if (deadlock)
     s += " deadlock=1";
+  if (invalidInstructions)
+    s += " invalid_instructions=" + std::to_string(invalidInstructions);
   return s;
 }
 
@@ -193,8 +197,11 @@ public:
     stats.checked = true;
     stats.outOfBounds = rep->outOfBounds;
     stats.races = rep->races;
+    stats.uninitializedLdsReads = rep->uninitializedLdsReads;
+    stats.misalignedLdsAccesses = rep->misalignedLdsAccesses;
     stats.bankConflicts = rep->bankConflictCycles;
     stats.deadlock = rep->deadlock;
+    stats.invalidInstructions = rep->invalidInstructions;
     stats.laneInstructions = rep->laneInstructions;
     stats.messages = rep->messages;
     return stats;

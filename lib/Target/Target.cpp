@@ -117,7 +117,12 @@ static std::vector<TargetInfo> buildTargets() {
           {"v_mfma_f32_32x32x8f16", "__builtin_amdgcn_mfma_f32_32x32x8f16", F::MFMA, 32, 32, 8, E::F16, E::F32, 4, 16, 64},
           {"v_mfma_f32_16x16x16f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", F::MFMA, 16, 16, 16, E::F16, E::F32, 4, 4, 32},
       },
-      0x00020000u});
+      0x00020000u,
+      // MI200's f16 and bf16 MFMAs flush subnormal inputs and outputs to zero
+      // (AMD's MIOpen documentation, "MI200 matrix fused multiply-add (MFMA)
+      // behavior specifics"; no other AMD GPU does, per AMD's note in
+      // onnxruntime pull request 13352). Not verified on hardware here.
+      /*asyncCopyBytes=*/0, /*matrixFlushes16BitSubnormals=*/true});
 
   // gfx1151: Strix Halo, RDNA 3.5, wave32 WMMA (section 2); 128 KiB LDS per WGP,
   // 64 KiB per workgroup; 1536 VGPRs per SIMD, granule 24 (section 6).

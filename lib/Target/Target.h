@@ -103,6 +103,9 @@ struct TargetInfo {
   /// Largest global -> LDS copy that bypasses registers (NVIDIA cp.async: 16
   /// bytes); 0: none, tiles are staged through registers.
   int asyncCopyBytes = 0;
+  /// The f16/bf16 matrix instructions flush subnormal inputs and outputs to
+  /// zero: CDNA2 (gfx90a). CDNA3 (gfx942) and gfx11's WMMA keep them.
+  bool matrixFlushes16BitSubnormals = false;
 
   /// Waves per SIMD for a kernel using `vgpr` arch VGPRs and `agpr` AGPRs and
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).

@@ -5,7 +5,8 @@
 // (tilec_emu_bind, generated next to the kernel). Lanes run as fibers; one OS
 // thread runs all lanes of one workgroup at a time, so `__shared__` is
 // `static thread_local` storage (the runtime finds it through the module's TLS
-// block and zeroes it when a workgroup starts).
+// block and fills it with poison bytes when a workgroup starts, as the
+// hardware does not clear LDS).
 //
 // With TL_EMU_ABI_ONLY defined only the ABI table is declared: lib/Emu
 // includes this file that way, so the table has one definition.

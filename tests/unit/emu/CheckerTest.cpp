@@ -1,7 +1,8 @@
 // The emulator's checkers, each proven by a kernel that plants the bug:
-// global out-of-bounds, LDS races, LDS bank conflicts (amd-targets.md section 3
-// phase model), barrier deadlocks. Plus an emitted-style GEMM through the tile
-// primitives on a ragged shape against a CPU reference.
+// global out-of-bounds, LDS races, uninitialized and misaligned LDS accesses,
+// LDS bank conflicts (amd-targets.md section 3 phase model), barrier deadlocks.
+// Plus an emitted-style GEMM through the tile primitives on a ragged shape
+// against a CPU reference.
 #include "EmuTestUtil.h"
 
 #include "Emu/Runtime.h"
@@ -151,6 +152,100 @@ extern "C" __global__ void war(int *out, int overwrite) {
   auto *out = (int *)emu->allocate(128 * 4);
   EXPECT_EQ(launchOrFail(*emu, *k, {{1, 1, 1}, 128}, {Arg::pointer(out), Arg::integer(0)}).races, 0);
   EXPECT_EQ(launchOrFail(*emu, *k, {{1, 1, 1}, 128}, {Arg::pointer(out), Arg::integer(1)}).races, 1);
+}
+
+// --- uninitialized LDS reads ------------------------------------------------------------
+
+// LDS is not cleared at launch: it starts as poison (NaN as f32) in every
+// workgroup, and a read of a byte no lane of the workgroup wrote is reported.
+// Workgroup 0 writes all 128 slots; the others write the first `filled` only,
+// after workgroup 0 may have run on the same host thread: written-ness and
+// contents start afresh in each workgroup.
+TEST(UninitializedLds, ReadOfUnwrittenBytesIsReportedAndReadsPoison) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void partial_fill(float *out, int filled) {
+  __shared__ float buf[128];
+  int t = tl::hw::thread_id(), g = tl::hw::block_id(0);
+  if (g == 0 || t < filled) tl::hw::lds_write(buf + t, 1.0f + g);
+  tl::hw::barrier();
+  out[128 * g + t] = tl::hw::lds_read(buf + t);
+}
+)", "partial_fill");
+  ASSERT_TRUE(k);
+  const int groups = 8;
+  auto *out = (float *)emu->allocate(groups * 128 * 4);
+  LaunchReport full = launchOrFail(*emu, *k, {{groups, 1, 1}, 128}, {Arg::pointer(out), Arg::integer(128)});
+  EXPECT_EQ(full.uninitializedLdsReads, 0);
+  EXPECT_TRUE(full.clean()) << full.summary();
+  LaunchReport part = launchOrFail(*emu, *k, {{groups, 1, 1}, 128}, {Arg::pointer(out), Arg::integer(100)});
+  EXPECT_EQ(part.uninitializedLdsReads, (groups - 1) * 28);
+  EXPECT_FALSE(part.clean());
+  EXPECT_NE(part.summary().find("uninitialized_lds=196"), std::string::npos) << part.summary();
+  EXPECT_TRUE(anyMessageHas(part, "uninitialized LDS read: kernel partial_fill workgroup (")) << part.summary();
+  EXPECT_TRUE(anyMessageHas(part, "which no lane of the workgroup has written"));
+  for (int g = 0; g < groups; ++g)
+    for (int t = 0; t < 128; ++t) {
+      if (g == 0 || t < 100)
+        EXPECT_EQ(out[128 * g + t], 1.0f + g) << g << " " << t;
+      else
+        EXPECT_TRUE(std::isnan(out[128 * g + t])) << g << " " << t << ": " << out[128 * g + t];
+    }
+}
+
+// Written-ness is per byte: a 4-byte read over 2 written bytes is reported.
+TEST(UninitializedLds, PartlyWrittenWordIsReported) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void half_word(unsigned *out, int both) {
+  __shared__ unsigned short buf[128];
+  int t = tl::hw::thread_id();
+  tl::hw::lds_write(buf + 2 * t, (unsigned short)t);
+  if (both) tl::hw::lds_write(buf + 2 * t + 1, (unsigned short)0);
+  out[t] = tl::hw::lds_read((const unsigned *)(buf + 2 * t));
+}
+)", "half_word");
+  ASSERT_TRUE(k);
+  auto *out = (unsigned *)emu->allocate(64 * 4);
+  LaunchReport both = launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(out), Arg::integer(1)});
+  EXPECT_TRUE(both.clean()) << both.summary();
+  EXPECT_EQ(out[5], 5u);
+  LaunchReport half = launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(out), Arg::integer(0)});
+  EXPECT_EQ(half.uninitializedLdsReads, 64);
+  EXPECT_EQ(out[5], 0xFFFF0005u);  // the unwritten high half is poison
+}
+
+// --- misaligned LDS accesses -------------------------------------------------------------
+
+// b64/b128 (and b32) LDS accesses need an address that is a multiple of their
+// size. Skewed by 8 bytes, the b128 writes are misaligned and the b64 reads
+// are not; skewed by 4, both are. The accesses are still performed.
+TEST(MisalignedLds, VectorAccessesNotAlignedToTheirSizeAreReported) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void skewed(unsigned *out, int skew) {
+  __shared__ __attribute__((aligned(16))) unsigned char buf[64 * 16 + 16];
+  int t = tl::hw::thread_id();
+  tl::uint4_t v = {4u * t, 4u * t + 1, 4u * t + 2, 4u * t + 3};
+  tl::hw::lds_write((tl::uint4_t *)(buf + 16 * t + skew), v);
+  tl::uint2_t d = tl::hw::lds_read((const tl::uint2_t *)(buf + 16 * t + skew));
+  out[t] = d[1];
+}
+)", "skewed");
+  ASSERT_TRUE(k);
+  auto *out = (unsigned *)emu->allocate(64 * 4);
+  auto run = [&](int skew) { return launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(out), Arg::integer(skew)}); };
+  LaunchReport aligned = run(0);
+  EXPECT_EQ(aligned.misalignedLdsAccesses, 0);
+  EXPECT_TRUE(aligned.clean()) << aligned.summary();
+  LaunchReport by8 = run(8);
+  EXPECT_EQ(by8.misalignedLdsAccesses, 64);
+  EXPECT_FALSE(by8.clean());
+  EXPECT_TRUE(anyMessageHas(by8, "misaligned LDS access: kernel skewed workgroup (0,0,0) lane ")) << by8.summary();
+  EXPECT_TRUE(anyMessageHas(by8, "write of 16 bytes at LDS offset ")) << by8.messages[0];
+  EXPECT_TRUE(anyMessageHas(by8, "is not aligned to its size"));
+  EXPECT_EQ(out[3], 13u);  // performed: lane 3's second dword
+  EXPECT_EQ(run(4).misalignedLdsAccesses, 128);
 }
 
 // --- bank conflicts (section 3) ---------------------------------------------------------

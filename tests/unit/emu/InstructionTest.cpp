@@ -190,6 +190,81 @@ INSTANTIATE_TEST_SUITE_P(
       return s;
     });
 
+// --- subnormals in the f16/bf16 matrix instructions ----------------------------------------
+
+// gfx90a's (CDNA2) f16/bf16 MFMAs flush subnormal inputs and outputs to zero;
+// gfx942's MFMAs and gfx1151's WMMAs keep them (TargetInfo::
+// matrixFlushes16BitSubnormals). Every lane holds the same A and B element
+// in every slot and the same C, so each D element is c + 16 * a * b, exact in
+// f32 for the powers of two below (the check is exact equality).
+struct SubnormalCase {
+  const char *what;
+  bool bf16;
+  float a, b, c;
+  float kept;     ///< D where subnormals are kept
+  float flushed;  ///< D where they are flushed
+};
+
+const SubnormalCase kSubnormalCases[] = {
+    {"f16 subnormal A", false, 0x1p-20f, 1.0f, 0.0f, 0x1p-16f, 0.0f},
+    {"f16 subnormal B", false, 1.0f, -0x1p-24f, 0.0f, -0x1p-20f, 0.0f},
+    {"bf16 subnormal A", true, 0x1p-130f, 0x1p100f, 0.0f, 0x1p-26f, 0.0f},
+    {"bf16 normal A, B; subnormal f32 D", true, 0x1p-70f, 0x1p-64f, 0.0f, 0x1p-130f, 0.0f},
+    {"bf16 normal A, B; subnormal f32 C", true, 0x1p-62f, 0x1p-62f, 0x1p-130f, 0x1p-120f + 0x1p-130f, 0x1p-120f},
+};
+
+struct SubnormalTarget {
+  const char *arch;
+  bool flushes;
+  const char *f16Builtin, *bf16Builtin, *f16Type, *accType;
+  int kPerLane, accPerLane, lanes;
+};
+
+TEST(MatrixSubnormals, Gfx90aFlushesF16AndBf16SubnormalsOthersKeepThem) {
+  const SubnormalTarget targets[] = {
+      {"gfx942", false, "mfma_f32_16x16x16f16", "mfma_f32_16x16x16bf16_1k", "half4_t", "float4_t", 4, 4, 64},
+      {"gfx90a", true, "mfma_f32_16x16x16f16", "mfma_f32_16x16x16bf16_1k", "half4_t", "float4_t", 4, 4, 64},
+      {"gfx1151", false, "wmma_f32_16x16x16_f16_w32", "wmma_f32_16x16x16_bf16_w32", "half16_t", "float8_t", 16, 8,
+       32},
+  };
+  for (const SubnormalTarget &t : targets) {
+    EXPECT_EQ(tilec::lookupTarget(t.arch)->matrixFlushes16BitSubnormals, t.flushes) << t.arch;
+    auto emu = makeEmulator(t.arch);
+    for (bool bf16 : {false, true}) {
+      const std::string kp = std::to_string(t.kPerLane), acc = std::to_string(t.accPerLane);
+      const std::string raw = "short" + kp + "_t", ab = bf16 ? raw : t.f16Type;
+      const std::string src =
+          std::string("#include \"tilec_prelude.h\"\n"
+                      "extern \"C\" __global__ void sub(const unsigned short *ab, const float *c, float *d) {\n"
+                      "  tl::") +
+          raw + " av, bv;\n  tl::" + t.accType + " cv;\n  for (int e = 0; e < " + kp +
+          "; ++e) { av[e] = (short)ab[0]; bv[e] = (short)ab[1]; }\n  for (int r = 0; r < " + acc +
+          "; ++r) cv[r] = c[0];\n  tl::" + t.accType + " dv = tl::hw::" + (bf16 ? t.bf16Builtin : t.f16Builtin) +
+          "(__builtin_bit_cast(tl::" + ab + ", av), __builtin_bit_cast(tl::" + ab + ", bv), cv);\n" +
+          "  for (int r = 0; r < " + acc + "; ++r) d[tl::hw::thread_id() * " + acc + " + r] = dv[r];\n}\n";
+      auto k = loadOrFail(*emu, src, "sub");
+      ASSERT_TRUE(k);
+      auto *abBits = (uint16_t *)emu->allocate(4);
+      auto *c = (float *)emu->allocate(4);
+      auto *d = (float *)emu->allocate(t.lanes * t.accPerLane * 4);
+      for (const SubnormalCase &sc : kSubnormalCases) {
+        if (sc.bf16 != bf16)
+          continue;
+        SCOPED_TRACE(std::string(t.arch) + ": " + sc.what);
+        abBits[0] = bf16 ? bf16Bits(sc.a) : f16Bits(sc.a);
+        abBits[1] = bf16 ? bf16Bits(sc.b) : f16Bits(sc.b);
+        c[0] = sc.c;
+        LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, t.lanes},
+                                        {Arg::pointer(abBits), Arg::pointer(c), Arg::pointer(d)});
+        EXPECT_TRUE(rep.clean()) << rep.summary();
+        const float want = t.flushes ? sc.flushed : sc.kept;
+        for (int i = 0; i < t.lanes * t.accPerLane; ++i)
+          ASSERT_EQ(d[i], want) << "element " << i;
+      }
+    }
+  }
+}
+
 // --- fp8 MFMA on gfx942 (sections 1 and 8) ------------------------------------------------
 
 /// Bits of an fp8 e4m3fnuz value, for tests: sign, biased exponent (0..15), mantissa (0..7).

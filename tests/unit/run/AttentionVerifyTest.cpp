@@ -150,6 +150,10 @@ const Case kBwdCases[] = {
      {{"seq_q", "100"}, {"window", "20"}, {"causal", "1"}, {"heads", "2"}, {"kv_heads", "1"}, {"head_dim", "64"}}},
     {"CausalMoreQueriesThanKeysF16", {{"seq_q", "70"}, {"seq_k", "33"}, {"causal", "1"}, {"dtype", "f16"},
                                       {"heads", "2"}, {"kv_heads", "2"}, {"head_dim", "64"}}},
+    // Keys seen by few queries get gradients of about 1e-6, subnormal in f16:
+    // their rounding errs by half the smallest subnormal, not by 2^-11 relative.
+    {"SlidingWindow9F16SubnormalGradients", {{"seq_q", "33"}, {"seq_k", "45"}, {"window", "9"}, {"dtype", "f16"},
+                                             {"heads", "2"}, {"kv_heads", "2"}}},
 };
 
 class AttentionBwdVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};

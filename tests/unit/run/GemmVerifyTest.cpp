@@ -1,8 +1,9 @@
 // The shipped GEMM, run in the CPU wavefront emulator and verified against
 // the CPU reference (kernels/Run.h) on ragged shapes, for both CDNA targets,
 // both input types and both output types. The tolerance is the GEMM
-// problem's own (kernels/Gemm.cpp): f32 accumulation error K*2^-24*sum|a||b|
-// plus the output type's rounding.
+// problem's own (kernels/Gemm.cpp): f32 accumulation error K*2^-24*sum|a||b|,
+// the products gfx90a's subnormal flush may drop, plus the output type's
+// rounding.
 #include "Gemm.h"
 #include "Run.h"
 
@@ -162,6 +163,44 @@ TEST(GemmVerifyHarness, WrongReferenceIsAMismatch) {
   ASSERT_EQ(r->firstMismatches.size(), 1u);
   EXPECT_NE(r->firstMismatches[0].find("C[0,5] (of 9x11)"), std::string::npos) << r->firstMismatches[0];
   EXPECT_EQ(r->verifiedLine().rfind("MISMATCH:", 0), 0u);
+}
+
+// gfx90a's f16 MFMAs flush subnormal inputs to zero (TargetInfo::
+// matrixFlushes16BitSubnormals), dropping their products; gfx942's keep them.
+// With K = 4 the accumulation tolerance is about 1e-6, far below a dropped
+// product 2^-20..2^-15 x 0.5..1; the GEMM's tolerance covers exactly those
+// products, so both targets verify, and their outputs differ (the flush
+// happened).
+TEST(GemmSubnormals, Gfx90aFlushOfSubnormalInputsIsWithinTheTolerance) {
+  const int64_t M = 64, N = 32, K = 4;
+  KernelInfo info = *findKernel("gemm");
+  auto real = info.problem;
+  info.problem = [real](const KernelParams &p) -> Result<Problem> {
+    Result<Problem> prob = real(p);
+    std::vector<double> &a = prob->tensors[0].values, &b = prob->tensors[1].values;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < K; ++k) {
+        const double normal = (i + k) % 2 ? -(0.25 + double((i * K + k) % 13) / 16) : 0.25 + double(k) / 8;
+        const bool subnormal = i % 5 == 0 && k == 2;  // 2^-20, 2^-19 or 3 * 2^-20, exact in f16
+        a.push_back(subnormal ? double(1 + i % 3) * std::ldexp(1.0, -20 + (i % 9 == 0 ? 5 : 0)) : normal);
+      }
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n)
+        b.push_back(0.5 + double((k * N + n) % 9) / 16);
+    return prob;
+  };
+  const KernelParams p = {{"M", std::to_string(M)}, {"N", std::to_string(N)}, {"K", std::to_string(K)},
+                          {"dtype", "f16"}};
+  Result<RunResult> flushed = runAndVerify(info, p, emulatorOn("gfx90a"));
+  Result<RunResult> kept = runAndVerify(info, p, emulatorOn("gfx942"));
+  ASSERT_TRUE(flushed.ok()) << flushed.error();
+  ASSERT_TRUE(kept.ok()) << kept.error();
+  EXPECT_TRUE(flushed->passed()) << flushed->verifiedLine() << "\n"
+                                 << (flushed->firstMismatches.empty() ? "" : flushed->firstMismatches[0]);
+  EXPECT_TRUE(kept->passed()) << kept->verifiedLine();
+  ASSERT_EQ(flushed->outputBytes.size(), 1u);
+  ASSERT_EQ(kept->outputBytes.size(), 1u);
+  EXPECT_NE(flushed->outputBytes[0], kept->outputBytes[0]);
 }
 
 // A NaN on either side never lies within a tolerance (outputs start as NaN,

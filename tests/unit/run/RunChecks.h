@@ -21,15 +21,27 @@ inline RunOptions emulatorOn(const std::string &arch, uint64_t seed) {
   return o;
 }
 
+/// The checkers' findings, one a line.
+inline std::string checkerMessages(const LaunchStats &s) {
+  std::string text;
+  for (const std::string &m : s.messages)
+    text += m + "\n";
+  return text;
+}
+
 /// Every output element within its tolerance (the first mismatch printed), and
-/// the emulator's checkers ran and saw no out-of-bounds access, race or deadlock.
+/// the emulator's checkers ran and saw no out-of-bounds access, race,
+/// uninitialized or misaligned LDS access, deadlock or invalid instruction.
 inline void expectVerifiedAndClean(const RunResult &r) {
   EXPECT_EQ(r.mismatches, 0) << r.verifiedLine() << "\n" << (r.firstMismatches.empty() ? "" : r.firstMismatches[0]);
   EXPECT_GT(r.elements, 0);
   EXPECT_TRUE(r.stats.checked);
   EXPECT_EQ(r.stats.outOfBounds, 0) << r.stats.checksLine();
   EXPECT_EQ(r.stats.races, 0) << r.stats.checksLine();
+  EXPECT_EQ(r.stats.uninitializedLdsReads, 0) << r.stats.checksLine() << "\n" << checkerMessages(r.stats);
+  EXPECT_EQ(r.stats.misalignedLdsAccesses, 0) << r.stats.checksLine() << "\n" << checkerMessages(r.stats);
   EXPECT_FALSE(r.stats.deadlock);
+  EXPECT_EQ(r.stats.invalidInstructions, 0) << r.stats.checksLine() << "\n" << checkerMessages(r.stats);
 }
 
 /// One named set of -p values of a verification table.
