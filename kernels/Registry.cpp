@@ -36,4 +36,12 @@ Result<Kernel> buildKernel(const std::string &name, const KernelParams &params) 
   return Error{"unknown kernel '" + name + "'; shipped kernels: " + names};
 }
 
+KernelParams withTargetDefaults(const KernelInfo &kernel, const KernelParams &given, const std::string &arch) {
+  KernelParams out = given;
+  const TargetInfo *target = lookupTarget(arch.substr(0, arch.find(',')));
+  if (kernel.targetDefaults && target)
+    kernel.targetDefaults(out, *target);
+  return out;
+}
+
 } // namespace tilec::kernels

@@ -3,6 +3,7 @@
 // its DSL function and gives a tilec::Kernel (tile IR plus launch description).
 #pragma once
 
+#include "Target/Target.h"
 #include "tilec/dsl.hpp"
 #include "tilec/result.hpp"
 
@@ -86,7 +87,17 @@ struct KernelInfo {
   std::function<Result<Kernel>(const KernelParams &)> build;
   /// The problem `tilec --run` executes and verifies for these -p values.
   std::function<Result<Problem>(const KernelParams &)> problem;
+  /// Sets the -p values the caller left out whose best default depends on
+  /// the target (NVIDIA's warps have 32 lanes where AMD's CDNA waves have 64,
+  /// so the same tile wants twice the waves). Null: `params`' defaults serve
+  /// every target.
+  std::function<void(KernelParams &, const TargetInfo &)> targetDefaults;
 };
+
+/// `given` completed with `kernel`'s defaults for target `arch` (the first of
+/// a comma-separated list); unchanged for an unknown arch. The CLI, --run and
+/// the bundle export apply it before `build`.
+KernelParams withTargetDefaults(const KernelInfo &kernel, const KernelParams &given, const std::string &arch);
 
 /// Every shipped kernel, in a fixed order.
 const std::vector<KernelInfo> &shippedKernels();

@@ -149,7 +149,8 @@ std::string RunResult::verifiedLine() const {
   return s;
 }
 
-Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &params, const RunOptions &options) {
+Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &given, const RunOptions &options) {
+  const KernelParams params = withTargetDefaults(info, given, options.compile.arch);
   if (!info.problem)
     return Error{"tilec: error: kernel '" + info.name + "' has no CPU reference to run against"};
   Result<Problem> problem = info.problem(params);

@@ -149,7 +149,7 @@ std::optional<int> answerFromCache(int argc, char **argv) {
   tilec::Result<tilec::kernels::KernelParams> values = tilec::kernels::parseParamFlags(request->params);
   if (!values)
     return std::nullopt;
-  tilec::Result<tilec::Kernel> kernel = info->build(*values);
+  tilec::Result<tilec::Kernel> kernel = info->build(tilec::kernels::withTargetDefaults(*info, *values, request->arch));
   if (!kernel || !kernel->ok())
     return std::nullopt;
 

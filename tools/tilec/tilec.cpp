@@ -367,7 +367,7 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
     tilec::Result<tilec::kernels::KernelParams> parsed = tilec::kernels::parseParamFlags(params);
     if (!parsed)
       return error(parsed.error());
-    const tilec::kernels::KernelParams &values = *parsed;
+    const tilec::kernels::KernelParams values = tilec::kernels::withTargetDefaults(*info, *parsed, arch);
     if (tune) {
       tilec::tune::TuneCliOptions to;
       to.arch = arch;
