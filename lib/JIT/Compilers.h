@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <iterator>
 #include <optional>
 
 namespace tilec::jit::detail {

@@ -85,7 +85,10 @@ std::string Cache::key(const CompileRequest &request, llvm::StringRef compilerId
     field(name);
     field(contents);
   }
-  field(std::to_string(request.options.size()));
+  // The flags every compile gets, then the request's own.
+  field(std::to_string(std::size(kDefaultOptions) + request.options.size()));
+  for (const char *opt : kDefaultOptions)
+    field(opt);
   for (const std::string &opt : request.options)
     field(opt);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
