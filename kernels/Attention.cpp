@@ -820,13 +820,26 @@ KernelInfo attentionBwdKernelInfo() {
       p = {"block_n", "32", "keys per block of dq and dkdv"};
   }
   info.params.push_back({"part", "dq", "the kernel to compile: fwd (the forward, for O and LSE) | dq | dkdv"});
+  info.params.push_back({"fwd_block_n", "64", "keys per step of the forward that computes O and LSE (NVIDIA targets: 32)"});
+  // NVIDIA: 8 warps (dK and dV of a 32-key block in 4 warps spill), and the
+  // forward over 32-key steps (64 spill).
+  info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    if (t.vendor != Vendor::NVIDIA)
+      return;
+    p.try_emplace("waves", "8");
+    p.try_emplace("fwd_block_n", "32");
+  };
   auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<std::pair<AttentionBwdConfig, AttentionParams>> {
     KernelParams rest = given;
     std::string part = rest.count("part") ? rest["part"] : "dq";
     rest.erase("part");
+    const std::string fwdBlockN = rest.count("fwd_block_n") ? rest["fwd_block_n"] : "64";
+    rest.erase("fwd_block_n");
+    if (fwdBlockN != "32" && fwdBlockN != "64")
+      return Error{"kernel '" + name + "': parameter 'fwd_block_n' must be one of 32, 64, got '" + fwdBlockN + "'"};
     std::vector<KernelParam> attnParams;
     for (const KernelParam &p : params)
-      if (p.name != "part")
+      if (p.name != "part" && p.name != "fwd_block_n")
         attnParams.push_back(p);
     Result<AttentionParams> a = readParams(name, attnParams, rest);
     if (!a)
@@ -836,7 +849,7 @@ KernelInfo attentionBwdKernelInfo() {
     b.blockM = a->config.blockM;
     b.blockN = a->config.blockN;
     b.attn.blockM = 64;  // the forward's own blocks
-    b.attn.blockN = 64;
+    b.attn.blockN = fwdBlockN == "32" ? 32 : 64;
     if (part == "fwd")
       b.part = AttentionBwdConfig::Part::Forward;
     else if (part == "dq")

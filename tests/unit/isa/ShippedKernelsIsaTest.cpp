@@ -134,7 +134,9 @@ class ShippedKernelIsa : public testing::TestWithParam<Variant> {};
 
 TEST_P(ShippedKernelIsa, ChecksPass) {
   const Variant &v = GetParam();
-  Result<Kernel> kernel = kernels::buildKernel(v.kernel, v.params);
+  const kernels::KernelInfo *info = kernels::findKernel(v.kernel);
+  ASSERT_NE(info, nullptr);
+  Result<Kernel> kernel = info->build(kernels::withTargetDefaults(*info, v.params, v.arch));
   ASSERT_TRUE(kernel.ok()) << kernel.error();
   CompileOptions options;
   options.arch = v.arch;
@@ -144,6 +146,18 @@ TEST_P(ShippedKernelIsa, ChecksPass) {
   const TargetInfo &target = *lookupTarget(v.arch);
 
   EXPECT_EQ(ck.report.scratchBytes, 0) << ck.name << " uses scratch";
+  if (target.vendor == Vendor::NVIDIA) {
+    // A cubin has no AMDGPU notes; its report comes from .nv.info and the PTX.
+    EXPECT_EQ(ck.report.vgprSpills, 0) << ck.name;
+    EXPECT_EQ(ck.assembly.find(".local"), std::string::npos) << ck.name << " uses local memory";
+    EXPECT_LE(ck.report.ldsBytes, target.ldsBytesPerWorkgroup) << ck.name;
+    EXPECT_GT(ck.report.occupancy, 0) << ck.name;
+    const auto part = v.params.find("part");
+    const bool reduction = part != v.params.end() && part->second == "combine";
+    if ((v.kernel == "gemm" || v.kernel.rfind("attention", 0) == 0 || v.kernel == "paged_decode") && !reduction)
+      EXPECT_GT(ck.report.matrixInstructions, 0) << ck.name << " has no mma.sync";
+    return;
+  }
 
   llvm::Expected<KernelNote> note = readKernelNote(ck.codeObject);
   ASSERT_TRUE(!!note) << llvm::toString(note.takeError());

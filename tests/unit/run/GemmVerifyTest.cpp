@@ -69,7 +69,7 @@ TEST_P(GemmVerify, RaggedShapes) {
 TEST_P(GemmVerify, Square512) { expectVerified(params({512, 512, 512}, GetParam()), std::get<0>(GetParam())); }
 
 INSTANTIATE_TEST_SUITE_P(Emulator, GemmVerify,
-                         ::testing::Combine(::testing::Values("gfx942", "gfx90a"), ::testing::Values("bf16", "f16"),
+                         ::testing::Combine(::testing::Values("gfx942", "gfx90a", "sm_90a"), ::testing::Values("bf16", "f16"),
                                             ::testing::Values("f32", "bf16")),
                          [](const ::testing::TestParamInfo<Case> &info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +

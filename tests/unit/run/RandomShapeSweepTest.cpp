@@ -174,7 +174,7 @@ TEST_P(RandomShapeSweep, VerifiedWithoutOutOfBoundsOrRaces) {
 std::vector<std::tuple<std::string, std::string>> sweepCases() {
   std::vector<std::tuple<std::string, std::string>> out;
   for (const auto &[kernel, gen] : generators())
-    for (const char *arch : {"gfx942", "gfx1151", "gfx90a"})
+    for (const char *arch : {"gfx942", "gfx1151", "gfx90a", "sm_90a"})
       out.emplace_back(kernel, arch);
   return out;
 }

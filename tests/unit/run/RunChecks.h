@@ -53,7 +53,7 @@ struct Case {
 /// The three targets times a case table (TEST_P parameters (arch, index)),
 /// and the test names "<arch>_<case>".
 template <size_t N> auto overTargets(const Case (&)[N]) {
-  return ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a"), ::testing::Range(0, int(N)));
+  return ::testing::Combine(::testing::Values("gfx942", "gfx1151", "gfx90a", "sm_90a"), ::testing::Range(0, int(N)));
 }
 template <size_t N> auto caseNames(const Case (&cases)[N]) {
   return [&cases](const ::testing::TestParamInfo<std::tuple<std::string, int>> &info) {
