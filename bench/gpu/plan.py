@@ -1,0 +1,146 @@
+"""What the H200 benchmark compiles and runs: the one list both sides read.
+
+make_bundle.py (build machine) compiles every job of `compile_jobs()` into one
+sm_90a bundle and writes plan.json (job key -> kernel name and code-object
+report); run.py (GPU machine) launches the kernels by those keys over the
+shapes below. No torch here: both sides import it.
+"""
+
+ARCH = "sm_90a"
+
+# ---- GEMM: C[M,N] (bf16) = A[M,K] @ B[K,N], A and B row-major bf16 ---------------------
+GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4097, 4097, 4097), (4095, 4095, 4095),
+               (1000, 1000, 777), (16, 4096, 4096), (4096, 14336, 4096)]
+# "block_m block_n block_k waves stages"; skinny ones for M <= 64.
+GEMM_BIG = ["128 128 32 8 2", "128 128 64 8 2", "128 256 32 8 2", "256 128 32 8 2", "128 128 32 8 3",
+            "64 128 32 4 2", "128 128 32 4 2"]
+GEMM_SKINNY = ["16 64 64 4 2", "16 128 64 4 2", "16 32 128 2 2", "32 64 64 4 3", "16 64 128 4 3"]
+GEMM_SKINNY_MAX_M = 64
+
+
+def gemm_divisibility(extent, elem_bytes=2):
+    """The largest power of two dividing `extent`, up to 16 bytes of elements:
+    what the gemm kernel assumes of N and K (kernels/Gemm.cpp, gemmDivisibility)."""
+    d = 1
+    while d < 16 // elem_bytes and extent % (2 * d) == 0:
+        d *= 2
+    return d
+
+
+def gemm_configs(m):
+    return GEMM_SKINNY if m <= GEMM_SKINNY_MAX_M else GEMM_BIG
+
+
+def gemm_key(m, n, k, config):
+    """Kernels depend on the configuration and on the divisibility of K and N only."""
+    return "gemm/div%dx%d/%s" % (gemm_divisibility(k), gemm_divisibility(n), config.replace(" ", "_"))
+
+
+def _gemm_params(m, n, k, config):
+    bm, bn, bk, w, st = config.split()
+    return {"M": m, "N": n, "K": k, "out": "bf16", "block_m": bm, "block_n": bn, "block_k": bk, "waves": w,
+            "stages": st}
+
+
+# ---- Attention forward: packed [total, heads * D] layout -------------------------------------
+ATTN = {"batch": 4, "heads": 32, "seq": 4096, "head_dim": 128}
+# 4 waves spill on sm_90a; block_m 128 trades more spills for fewer K/V reads.
+ATTN_CONFIGS = [{"block_m": 64, "block_n": 64, "waves": 8}, {"block_m": 128, "block_n": 64, "waves": 8}]
+# A ragged causal prefill batch: lengths not multiples of the blocks.
+ATTN_VARLEN = [4096, 3001, 1537, 513]
+
+
+def attn_key(heads, causal, cfg):
+    return "attention/h%d/%s/%dx%d_w%d" % (heads, "causal" if causal else "full", cfg["block_m"], cfg["block_n"],
+                                          cfg["waves"])
+
+
+def _attn_params(heads, causal, cfg):
+    return {"heads": heads, "kv_heads": heads, "head_dim": ATTN["head_dim"], "causal": int(causal), **cfg}
+
+
+# ---- Attention backward -----------------------------------------------------------------------
+BWD = {"batch": 2, "heads": 16, "seq": 2048, "head_dim": 128, "causal": 1}
+BWD_FWD_CONFIG = ATTN_CONFIGS[0]  # the forward (O and LSE) is the attention kernel
+
+
+def bwd_key(part):
+    return "attention_bwd/%s" % part
+
+
+def _bwd_params(part):
+    return {"heads": BWD["heads"], "kv_heads": BWD["heads"], "head_dim": BWD["head_dim"], "causal": BWD["causal"],
+            "part": part}
+
+
+# ---- Paged decode -----------------------------------------------------------------------------
+DECODE = {"batch": 64, "heads": 32, "kv_heads": 8, "context": 8192, "head_dim": 128, "block_size": 16}
+DECODE_SPLITS = [1, 4, 8]
+
+
+def decode_key(splits, part="attend"):
+    return "paged_decode/splits%d/%s" % (splits, part)
+
+
+def _decode_params(splits, part):
+    p = {k: DECODE[k] for k in ("heads", "kv_heads", "head_dim", "block_size")}
+    p["seq_k"] = DECODE["context"]
+    p["splits"] = splits
+    if splits > 1:
+        p["part"] = part
+    return p
+
+
+# ---- MoE layer: gate -> align -> gate_up -> down -> combine ------------------------------------
+MOE = {"experts": 8, "topk": 2, "hidden": 4096, "intermediate": 14336, "renormalize": 1}
+MOE_TOKENS = [16, 4096]
+MOE_CONFIGS = [{"block_m": 32, "block_n": 64, "block_k": 32, "waves": 4},
+               {"block_m": 64, "block_n": 128, "block_k": 32, "waves": 8}]
+MOE_PARTS = ["gate", "align", "gate_up", "down", "combine"]
+
+
+def moe_config_label(cfg):
+    return "%dx%dx%d_w%d" % (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["waves"])
+
+
+def moe_key(cfg, part):
+    return "moe/%s/%s" % (moe_config_label(cfg), part)
+
+
+def _moe_params(cfg, part):
+    return {"experts": MOE["experts"], "topk": MOE["topk"], "renormalize": MOE["renormalize"], "part": part, **cfg}
+
+
+def compile_jobs():
+    """(key, shipped kernel, -p parameters, required): a required job that
+    fails to compile stops make_bundle.py; an optional one is recorded as
+    skipped (the harness then leaves that configuration out)."""
+    jobs, seen = [], set()
+
+    def add(key, kernel, params, required):
+        if key not in seen:
+            seen.add(key)
+            jobs.append((key, kernel, {k: str(v) for k, v in params.items()}, required))
+
+    for (m, n, k) in GEMM_SHAPES:
+        for i, c in enumerate(gemm_configs(m)):
+            add(gemm_key(m, n, k, c), "gemm", _gemm_params(m, n, k, c), False)
+    for causal in (1, 0):
+        for i, cfg in enumerate(ATTN_CONFIGS):
+            add(attn_key(ATTN["heads"], causal, cfg), "attention", _attn_params(ATTN["heads"], causal, cfg), i == 0)
+    add(attn_key(BWD["heads"], BWD["causal"], BWD_FWD_CONFIG), "attention",
+        _attn_params(BWD["heads"], BWD["causal"], BWD_FWD_CONFIG), True)
+    for part in ("dq", "dkdv"):
+        add(bwd_key(part), "attention_bwd", _bwd_params(part), True)
+    for s in DECODE_SPLITS:
+        for part in (["attend"] if s == 1 else ["attend", "combine"]):
+            add(decode_key(s, part), "paged_decode", _decode_params(s, part), s == 1)
+    for i, cfg in enumerate(MOE_CONFIGS):
+        for part in MOE_PARTS:
+            add(moe_key(cfg, part), "moe", _moe_params(cfg, part), i == 0)
+    return jobs
+
+
+if __name__ == "__main__":
+    for key, kernel, params, required in compile_jobs():
+        print(key, kernel, " ".join("%s=%s" % kv for kv in params.items()), "required" if required else "")
