@@ -201,6 +201,12 @@ std::pair<dsl::Index, dsl::Index> queriesSeeing(const AttentionConfig &c, const 
 
 } // namespace
 
+/// Q, K, V and O (their gradients, the KV cache) are [tokens, heads * head_dim]
+/// with head_dim 64 or 128: rows of whole heads, so loads of 16 bytes stay
+/// inside a row and aligned (launches check the innermost extent and the
+/// alignment).
+dsl::TensorOptions headRows(DType t) { return {.divisibility = 16 / dtypeBytes(t)}; }
+
 Result<Kernel> buildAttention(const AttentionConfig &c) {
   using namespace dsl;
   if (auto e = kvHeadsError("attention", c.heads, c.kvHeads))
@@ -208,10 +214,12 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   const int64_t BM = c.blockM, BN = c.blockN, D = c.headDim;
 
   KernelBuilder kb(attentionKernelName(c), {.numWaves = c.waves});
-  Tensor Q = kb.tensor("Q", c.dtype, 2);
-  Tensor K = kb.tensor("K", c.dtype, 2);
-  Tensor V = kb.tensor("V", c.dtype, 2);
-  Tensor O = kb.tensor("O", c.dtype, 2);
+
+  const dsl::TensorOptions headRowOpts = headRows(c.dtype);
+  Tensor Q = kb.tensor("Q", c.dtype, 2, headRowOpts);
+  Tensor K = kb.tensor("K", c.dtype, 2, headRowOpts);
+  Tensor V = kb.tensor("V", c.dtype, 2, headRowOpts);
+  Tensor O = kb.tensor("O", c.dtype, 2, headRowOpts);
   Tensor LSE = kb.tensor("LSE", DType::f32, 2);
   Tensor cuQ = kb.tensor("cu_seqlens_q", DType::i32, 1);
   Tensor cuK = kb.tensor("cu_seqlens_k", DType::i32, 1);
@@ -527,10 +535,11 @@ static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
   const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim;
   const double log2e = 1.4426950408889634;
   KernelBuilder kb(attentionBwdKernelName(bc), {.numWaves = c.waves});
-  Tensor Q = kb.tensor("Q", c.dtype, 2), K = kb.tensor("K", c.dtype, 2), V = kb.tensor("V", c.dtype, 2);
-  Tensor O = kb.tensor("O", c.dtype, 2), LSE = kb.tensor("LSE", DType::f32, 2), dO = kb.tensor("dO", c.dtype, 2);
+  const dsl::TensorOptions headRowOpts = headRows(c.dtype);
+  Tensor Q = kb.tensor("Q", c.dtype, 2, headRowOpts), K = kb.tensor("K", c.dtype, 2, headRowOpts), V = kb.tensor("V", c.dtype, 2, headRowOpts);
+  Tensor O = kb.tensor("O", c.dtype, 2, headRowOpts), LSE = kb.tensor("LSE", DType::f32, 2), dO = kb.tensor("dO", c.dtype, 2, headRowOpts);
   Tensor cuQ = kb.tensor("cu_seqlens_q", DType::i32, 1), cuK = kb.tensor("cu_seqlens_k", DType::i32, 1);
-  Tensor dQ = kb.tensor("dQ", c.dtype, 2), Delta = kb.tensor("Delta", DType::f32, 2);
+  Tensor dQ = kb.tensor("dQ", c.dtype, 2, headRowOpts), Delta = kb.tensor("Delta", DType::f32, 2);
   Scalar scale = kb.scalarF32("softmax_scale");
   Index maxSeqQ = kb.scalarI32("max_seqlen_q"), batch = kb.scalarI32("batch");
   kb.grid({GridExtent::ceilDiv(maxSeqQ, BM), GridExtent::fixed(c.heads), GridExtent::ceilDiv(batch, 1)});
@@ -598,11 +607,12 @@ static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
   const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim, G = c.heads / c.kvHeads;
   const double log2e = 1.4426950408889634;
   KernelBuilder kb(attentionBwdKernelName(bc), {.numWaves = c.waves});
-  Tensor Q = kb.tensor("Q", c.dtype, 2), K = kb.tensor("K", c.dtype, 2), V = kb.tensor("V", c.dtype, 2);
-  Tensor LSE = kb.tensor("LSE", DType::f32, 2), dO = kb.tensor("dO", c.dtype, 2);
+  const dsl::TensorOptions headRowOpts = headRows(c.dtype);
+  Tensor Q = kb.tensor("Q", c.dtype, 2, headRowOpts), K = kb.tensor("K", c.dtype, 2, headRowOpts), V = kb.tensor("V", c.dtype, 2, headRowOpts);
+  Tensor LSE = kb.tensor("LSE", DType::f32, 2), dO = kb.tensor("dO", c.dtype, 2, headRowOpts);
   Tensor Delta = kb.tensor("Delta", DType::f32, 2);
   Tensor cuQ = kb.tensor("cu_seqlens_q", DType::i32, 1), cuK = kb.tensor("cu_seqlens_k", DType::i32, 1);
-  Tensor dK = kb.tensor("dK", c.dtype, 2), dV = kb.tensor("dV", c.dtype, 2);
+  Tensor dK = kb.tensor("dK", c.dtype, 2, headRowOpts), dV = kb.tensor("dV", c.dtype, 2, headRowOpts);
   Scalar scale = kb.scalarF32("softmax_scale");
   Index maxSeqK = kb.scalarI32("max_seqlen_k"), batch = kb.scalarI32("batch");
   kb.grid({GridExtent::ceilDiv(maxSeqK, BN), GridExtent::fixed(c.kvHeads), GridExtent::ceilDiv(batch, 1)});
@@ -909,9 +919,10 @@ static Result<Kernel> buildDecodeCombine(const PagedDecodeConfig &c) {
   const int64_t R = 16 * c.waves, D = c.headDim;
   const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
   KernelBuilder kb(pagedDecodeKernelName(c), {.numWaves = c.waves});
+  const dsl::TensorOptions headRowOpts = headRows(c.dtype);
   Tensor Op = kb.tensor("O_part", DType::f32, 2);
   Tensor Lp = kb.tensor("LSE_part", DType::f32, 2);
-  Tensor O = kb.tensor("O", c.dtype, 2);
+  Tensor O = kb.tensor("O", c.dtype, 2, headRowOpts);
   Tensor LSE = kb.tensor("LSE", DType::f32, 2);
   kb.grid({GridExtent::ceilDiv(O, 0, R)});
   Index r0 = kb.blockId(0) * R, rows = O.dim(0);
@@ -962,10 +973,12 @@ Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   const bool split = c.splits > 1;
 
   KernelBuilder kb(pagedDecodeKernelName(c), {.numWaves = c.waves});
-  Tensor Q = kb.tensor("Q", c.dtype, 2);
-  Tensor Kc = kb.tensor("K_cache", c.dtype, 2);
-  Tensor Vc = kb.tensor("V_cache", c.dtype, 2);
-  Tensor O = kb.tensor(split ? "O_part" : "O", split ? DType::f32 : c.dtype, 2);
+
+  const dsl::TensorOptions headRowOpts = headRows(c.dtype);
+  Tensor Q = kb.tensor("Q", c.dtype, 2, headRowOpts);
+  Tensor Kc = kb.tensor("K_cache", c.dtype, 2, headRowOpts);
+  Tensor Vc = kb.tensor("V_cache", c.dtype, 2, headRowOpts);
+  Tensor O = kb.tensor(split ? "O_part" : "O", split ? DType::f32 : c.dtype, 2, split ? dsl::TensorOptions{} : headRowOpts);
   Tensor LSE = kb.tensor(split ? "LSE_part" : "LSE", DType::f32, 2);
   Tensor table = kb.tensor("block_tables", DType::i32, 2);
   Tensor ctxLens = kb.tensor("context_lens", DType::i32, 1);

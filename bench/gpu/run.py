@@ -586,7 +586,7 @@ def gpu_main(root, args):
     for case in all_cases():
         if only and case.family not in only:
             continue
-        per, scale_unit = unit(case)
+        scale_unit, per = unit(case)
         T = None
         try:
             T = allocate(case)
@@ -661,7 +661,7 @@ def gpu_main(root, args):
         if r.get("family") in ("gemm", "attention", "moe", "paged_decode") and not r.get("best") and \
                 r.get("verified") and args.table == "best":
             continue
-        if "tilec_ms" not in r:
+        if "tilec_ms" not in r or "speedup_vs" not in r:
             print("%-13s %-34s %-22s ERROR %s" % (r.get("family"), r.get("shape"), r.get("config", "-"),
                                                    r["error"].strip().splitlines()[-1][:100]))
             continue
