@@ -25,6 +25,18 @@
 // - The f16/bf16 matrix instructions of a target whose TargetInfo says so
 //   (gfx90a, CDNA2) flush subnormal inputs (A, B, the f32 C) and subnormal f32
 //   results to zero of the same sign; other targets keep them.
+// - Asynchronous copies (cp.async, targets with TL_HW_HAS_ASYNC_COPY): each
+//   lane keeps a queue of copy groups. copy_async reads the global bytes when
+//   it is issued (the buffer-load path: zeros unless the access lies wholly
+//   below num_records, the same bounds and alignment checks) and adds the LDS
+//   write to the lane's open group; async_commit closes the group;
+//   async_wait<N> performs the LDS writes of the lane's oldest groups until at
+//   most N remain, as LDS accesses of that lane at that point (race checker
+//   and bank model see them there). A lane that returns performs its
+//   remaining copies, committed or not, in issue order: the GPU completes
+//   them too, and no later access of the lane can observe the difference.
+//   Data copied but not yet waited for is therefore absent from LDS, as it may
+//   be on the GPU.
 //
 // Checkers (counts and the first few messages of each kind in LaunchReport)
 // - Global out-of-bounds: a buffer access whose offset is below num_records
@@ -45,6 +57,10 @@
 // - LDS races: two accesses to the same LDS byte from lanes of different waves,
 //   at least one a write, with no barrier between them. Lanes of one wave are
 //   ordered by program order (they execute in lockstep), so never race.
+//   An LDS access (by any lane) to a byte that some lane's queued
+//   asynchronous copy will still write is a race too: on the GPU the copy may
+//   land before or after it ("LDS read of bytes an asynchronous copy has not
+//   completed (cp.async not yet waited for)").
 // - LDS bank conflicts (section 3 phase model): the k-th LDS access of each
 //   lane of a wave since the wave's last convergence point (barrier or
 //   wave-collective op) forms one instruction. Its lanes are split into

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <link.h>
 #include <mutex>
 #include <sys/mman.h>
@@ -32,6 +33,15 @@ constexpr uint8_t kLdsPoison = 0xFF;
 enum class LaneState : uint8_t { Runnable, AtCollective, AtBarrier, Done };
 enum class Collective : uint8_t { None, Bpermute, Matrix };
 
+/// One cp.async in flight: the global bytes, read when it was issued, and
+/// where in LDS they land when a wait (or the lane's return) performs it.
+struct AsyncCopy {
+  uint8_t *dst;
+  int bytes;
+  uint8_t data[16];
+};
+using CopyGroup = std::vector<AsyncCopy>;
+
 struct Lane {
   bctx::fcontext_t ctx = nullptr;
   LaneState state = LaneState::Runnable;
@@ -42,6 +52,8 @@ struct Lane {
   int bpIndex = 0, bpValue = 0, bpResult = 0;
   int tid = 0, lane = 0, wave = 0;
   int ldsSeq = 0;  ///< LDS accesses since the wave's last convergence point
+  CopyGroup openCopies;               ///< issued since the last async_commit
+  std::deque<CopyGroup> copyGroups;   ///< committed, not yet performed; oldest first
 };
 
 using LdsAccess = tilec::LdsLaneAccess;
@@ -96,6 +108,7 @@ struct Worker {
   size_t ldsSize = 0;
   std::vector<Shadow> shadow;
   std::vector<uint8_t> ldsWritten;  ///< per LDS byte: written since the workgroup started
+  std::vector<uint32_t> pendingCopies;  ///< per LDS byte: queued asynchronous copies that write it
   uint32_t epoch = 0;
   size_t allocHint = 0;
   // counters, merged into the report at the end
@@ -129,10 +142,13 @@ void yieldToScheduler(Worker *w) {
   w->sched = t.fctx;
 }
 
+void performAllCopies(Worker &w);
+
 void laneMain(bctx::transfer_t t) {
   Worker *w = tWorker;
   w->sched = t.fctx;
   w->job->entry(w->job->args);
+  performAllCopies(*w);
   w->cur->state = LaneState::Done;
   yieldToScheduler(w);  // never resumed
   __builtin_unreachable();
@@ -550,6 +566,41 @@ void checkInitialized(Worker &w, uint32_t off, int bytes, bool write) {
   });
 }
 
+/// Whether [p, p+bytes) lies inside the kernel's LDS.
+bool inLds(const Worker &w, const void *p, int bytes) {
+  uintptr_t a = (uintptr_t)p, base = (uintptr_t)w.ldsBase;
+  return a >= base && a + (uintptr_t)bytes <= base + w.ldsSize;
+}
+
+/// Reports an LDS access to bytes that a queued asynchronous copy (of any
+/// lane) will still write: on the GPU the copy may land before or after it.
+void checkPendingCopies(Worker &w, uint32_t off, int bytes, bool write) {
+  uint32_t hit = off;
+  while (hit < off + (uint32_t)bytes && w.pendingCopies[hit] == 0)
+    ++hit;
+  if (hit == off + (uint32_t)bytes)
+    return;
+  ++w.races;
+  w.shared->message(Race, [&] {
+    const uint8_t *byte = w.ldsBase + hit;
+    std::string issuer = "a lane";
+    for (const Lane &l : w.lanes) {
+      auto covers = [&](const CopyGroup &g) {
+        return std::any_of(g.begin(), g.end(),
+                           [&](const AsyncCopy &c) { return byte >= c.dst && byte < c.dst + c.bytes; });
+      };
+      if (covers(l.openCopies) || std::any_of(l.copyGroups.begin(), l.copyGroups.end(), covers)) {
+        issuer = "lane " + std::to_string(l.tid);
+        break;
+      }
+    }
+    return std::string("LDS race: ") + w.where(*w.cur) + ": LDS " + (write ? "write" : "read") +
+           " of bytes an asynchronous copy has not completed (cp.async not yet waited for): " + std::to_string(bytes) +
+           " bytes at LDS offset " + std::to_string(off) + ", which a copy issued by " + issuer +
+           " still writes (the data may be used only after async_wait covers its group and a barrier follows)";
+  });
+}
+
 void abiLdsAccess(void *p, void *value, int bytes, int isWrite) {
   Worker *w = tWorker;
   Lane &lane = *w->cur;
@@ -568,6 +619,7 @@ void abiLdsAccess(void *p, void *value, int bytes, int isWrite) {
     checkRace(*w, off, bytes, isWrite);
     checkAlignment(*w, a, off, bytes, isWrite);
     checkInitialized(*w, off, bytes, isWrite);
+    checkPendingCopies(*w, off, bytes, isWrite);
     Wave &wave = w->waves[lane.wave];
     if ((size_t)lane.ldsSeq >= wave.groups.size())
       wave.groups.resize(lane.ldsSeq + 1);
@@ -581,6 +633,83 @@ void abiLdsAccess(void *p, void *value, int bytes, int isWrite) {
   }
   // Lockstep: every lane of the wave performs this access before any performs its next one.
   yieldToScheduler(w);
+}
+
+// --- asynchronous copies (cp.async, tilec_hw_cuda.h) -----------------------------------
+//
+// Each lane queues its copies in groups. The global bytes are read when the
+// copy is issued (through the buffer-load path, with its bounds and alignment
+// checks); the LDS write happens when async_wait retires the copy's group, as
+// an ordinary LDS access of this lane at that point (race checker, bank
+// model). Until then the bytes count as pending: any lane's LDS access to
+// them is reported as a race.
+
+/// cp.async of `bytes` (4, 8 or 16): zeros when the access does not lie
+/// wholly below num_records (one straddling it is reported, as for loads).
+void abiCopyAsync(void *dst, const tl_emu_rsrc *r, int off, int bytes) {
+  Worker *w = tWorker;
+  if (bytes != 4 && bytes != 8 && bytes != 16) {
+    ++w->laneInstr;
+    w->invalid += 1;
+    w->shared->message(Invalid, [&] { return std::string("invalid instruction: " + w->where(*w->cur) + ": cp.async of " +
+                                    std::to_string(bytes) + " bytes (it moves 4, 8 or 16)"); });
+    return;
+  }
+  AsyncCopy copy{(uint8_t *)dst, bytes, {}};
+  if (bytes == 4) {
+    unsigned v = abiBufferLoad(r, off, 4);
+    memcpy(copy.data, &v, 4);
+  } else {
+    abiBufferLoadVec(r, off, bytes, copy.data);
+  }
+  if (inLds(*w, dst, bytes))  // a copy outside LDS is reported when it is performed
+    for (int i = 0; i < bytes; ++i)
+      ++w->pendingCopies[copy.dst - w->ldsBase + i];
+  w->cur->openCopies.push_back(copy);
+}
+
+void abiAsyncCommit() {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  Lane &lane = *w->cur;
+  lane.copyGroups.push_back(std::move(lane.openCopies));
+  lane.openCopies.clear();
+}
+
+/// Writes the oldest committed group of the current lane to LDS, copy by copy.
+void performOldestGroup(Worker &w) {
+  CopyGroup &group = w.cur->copyGroups.front();  // only this lane touches its queue
+  while (!group.empty()) {
+    AsyncCopy c = group.front();
+    group.erase(group.begin());
+    if (inLds(w, c.dst, c.bytes))
+      for (int i = 0; i < c.bytes; ++i)
+        --w.pendingCopies[c.dst - w.ldsBase + i];
+    --w.laneInstr;  // the copy's instruction was counted when it was issued
+    abiLdsAccess(c.dst, c.data, c.bytes, 1);
+  }
+  w.cur->copyGroups.pop_front();
+}
+
+/// cp.async.wait_group n: retires the oldest groups until at most n are in flight.
+void abiAsyncWait(int n) {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  while (w->cur->copyGroups.size() > (size_t)std::max(n, 0))
+    performOldestGroup(*w);
+}
+
+/// A returning lane's copies complete (the GPU finishes a thread's copies
+/// even when it never waits for them): committed groups in order, then the
+/// open one.
+void performAllCopies(Worker &w) {
+  Lane &lane = *w.cur;
+  if (!lane.openCopies.empty()) {
+    lane.copyGroups.push_back(std::move(lane.openCopies));
+    lane.openCopies.clear();
+  }
+  while (!lane.copyGroups.empty())
+    performOldestGroup(w);
 }
 
 int abiBpermute(int byteIndex, int value) {
@@ -611,7 +740,7 @@ void abiMatrix(int op, const void *a, const void *b, const void *c, void *d) {
 
 const tl_emu_abi kAbi = {TL_EMU_ABI_VERSION, abiThreadId, abiBlockId, abiLaneId,   abiBarrier,
                          abiBufferLoad,      abiBufferStore, abiBufferLoadVec, abiLdsAccess, abiBpermute,
-                         abiMatrix};
+                         abiMatrix,          abiCopyAsync,   abiAsyncCommit,   abiAsyncWait};
 
 // --- workgroups ------------------------------------------------------------------------
 
@@ -645,6 +774,7 @@ void locateLds(Worker &w) {
   w.ldsSize = q.size;
   w.shadow.assign(q.size, Shadow{});
   w.ldsWritten.assign(q.size, 0);
+  w.pendingCopies.assign(q.size, 0);
 }
 
 void setupLanes(Worker &w) {
@@ -675,6 +805,7 @@ void runWorkgroup(Worker &w, int64_t linear) {
   if (w.ldsBase)
     memset(w.ldsBase, kLdsPoison, w.ldsSize);
   std::fill(w.ldsWritten.begin(), w.ldsWritten.end(), 0);
+  std::fill(w.pendingCopies.begin(), w.pendingCopies.end(), 0);  // an abandoned workgroup may leave some
   ++w.epoch;
   const int ws = w.job->waveSize;
   const size_t slot = kStackBytes + kGuardBytes;

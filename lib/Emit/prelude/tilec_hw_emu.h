@@ -36,7 +36,7 @@ enum tl_emu_matrix_op {
   TL_EMU_MMA_M16N8K16_F16 = 11,   // the same with f16 operands
 };
 
-#define TL_EMU_ABI_VERSION 4u
+#define TL_EMU_ABI_VERSION 5u
 struct tl_emu_abi {
   unsigned version;
   int (*thread_id)(void);
@@ -56,6 +56,14 @@ struct tl_emu_abi {
   int (*ds_bpermute)(int byteIndex, int value);
   /// d = op(a, b, c) for this lane's registers; a, b, c, d point at the lane's vectors.
   void (*matrix)(int op, const void *a, const void *b, const void *c, void *d);
+  /// cp.async of `bytes` (4, 8 or 16) from r->base + off to the LDS at dst:
+  /// the global bytes are read now (zeros unless the access lies wholly below
+  /// num_records), the LDS write is queued in this lane's open copy group.
+  void (*copy_async)(void *dst, const struct tl_emu_rsrc *r, int off, int bytes);
+  /// Closes this lane's open copy group (possibly empty).
+  void (*async_commit)(void);
+  /// Performs the LDS writes of this lane's oldest groups until at most n remain.
+  void (*async_wait)(int n);
 };
 }
 
@@ -125,6 +133,17 @@ TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) {
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { emu->buffer_store(&r, off, 1, v); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { emu->buffer_store(&r, off, 2, v); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { emu->buffer_store(&r, off, 4, v); }
+
+// --- asynchronous copies (tilec_hw_cuda.h's cp.async): the LDS write of a
+// copy happens when async_wait retires its group (or when the lane returns);
+// until then any LDS access to its bytes is reported as a race ---------------------
+template <int Bytes> TL_INLINE void copy_async(void *dst, rsrc_t r, int off) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async moves 4, 8 or 16 bytes");
+  emu->copy_async(dst, &r, off, Bytes);
+}
+TL_INLINE void async_commit() { emu->async_commit(); }
+template <int N> TL_INLINE void async_wait() { emu->async_wait(N); }
+#define TL_HW_HAS_ASYNC_COPY 1
 
 // --- LDS (recorded for the race checker and the bank-conflict counter) ------------
 template <class T> TL_INLINE T lds_read(const T *p) {
