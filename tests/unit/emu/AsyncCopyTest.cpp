@@ -5,12 +5,17 @@
 // LDS contents and race count follow from that model.
 #include "EmuTestUtil.h"
 
+#include <cmath>
 #include <cstdint>
 
 using namespace tilec::emu;
 using namespace tilec::emu::test;
 
 namespace {
+
+/// What a read of never-written LDS returns: the emulator fills LDS with poison
+/// bytes 0xFF at each workgroup's start (the hardware leaves old data there).
+constexpr unsigned kPoisonWord = 0xFFFFFFFFu;
 
 constexpr const char *kArch = "sm_90a";  // wave32: 64 lanes are two waves
 constexpr const char *kInFlight =
@@ -78,7 +83,7 @@ TEST(AsyncCopy, ReadWithoutWaitIsARaceAndSeesStaleData) {
   EXPECT_TRUE(anyMessageHas(rep, "which a copy issued by lane 63 still writes")) << rep.summary();
   for (unsigned t = 0; t < 32; ++t)
     for (unsigned i = 0; i < 4; ++i)
-      EXPECT_EQ(out[4 * t + i], 0u) << "lane " << t << " read the copy before it completed";  // LDS starts zeroed
+      EXPECT_EQ(out[4 * t + i], kPoisonWord) << "lane " << t << " read the copy before it completed";  // LDS starts as poison
 }
 
 // One wave; group 1 fills `first`, group 2 fills `second`. async_wait<1>
@@ -118,7 +123,7 @@ extern "C" __global__ void groups(const unsigned *in, unsigned *out, int peek) {
     EXPECT_EQ(anyMessageHas(rep, kInFlight), peek == 1) << rep.summary();
     for (unsigned t = 0; t < 32; ++t) {
       EXPECT_EQ(out[t], in[4 * t]) << "lane " << t << ": group 1 complete after async_wait<1>";
-      EXPECT_EQ(out[32 + t], peek ? 0u : 7u) << "lane " << t << ": group 2 still in flight after async_wait<1>";
+      EXPECT_EQ(out[32 + t], peek ? kPoisonWord : 7u) << "lane " << t << ": group 2 still in flight after async_wait<1>";
       EXPECT_EQ(out[64 + t], in[4 * (32 + t)]) << "lane " << t << ": group 2 complete after async_wait<0>";
     }
   }
@@ -169,7 +174,7 @@ extern "C" __global__ void prologue(const float *in, float *out, int stageOrder)
   for (int i = 0; i < 256; ++i) {
     EXPECT_EQ(out[i], in[i]) << i;  // A0 was issued first either way
     if (i % 64 < 32)                // read by wave 0, which runs first after the barrier
-      EXPECT_EQ(out[256 + i], 0.0f) << "B0 element " << i << " read before its copy completed";
+      EXPECT_TRUE(std::isnan(out[256 + i])) << "B0 element " << i << " read before its copy completed (LDS poison is NaN)";
   }
 }
 
