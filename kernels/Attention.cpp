@@ -1115,7 +1115,7 @@ KernelInfo pagedDecodeKernelInfo() {
       {"q_per_seq", "1", "new query tokens per sequence (causal among them)"},
       {"dtype", "bf16", "bf16 | f16 (Q, KV cache, O; LSE is f32)"},
       {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
-      {"waves", "1", "wavefronts per workgroup"},
+      {"waves", "1", "wavefronts per workgroup (wave32 targets with block_size=32: 2)"},
       {"splits", "1", "split-KV: workgroups per (token, kv head), each over a share of the blocks, then a "
                       "combine kernel (1: none)"},
       {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)"},
@@ -1150,6 +1150,13 @@ KernelInfo pagedDecodeKernelInfo() {
       return Error{"kernel '" + name + "': seq_k (" + std::to_string(r.seqK) + ") must be at least q_per_seq (" +
                    std::to_string(c.qPerSeq) + ")"};
     return r;
+  };
+  // Wave32 targets with 32-token blocks: two waves share the 16-byte loads of
+  // a K/V block (one wave holds 16 loads of each in flight and spills).
+  info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    auto bs = p.find("block_size");
+    if (t.waveSize == 32 && bs != p.end() && bs->second == "32")
+      p.try_emplace("waves", "2");
   };
   info.build = [read](const KernelParams &given) -> Result<Kernel> {
     Result<Read> r = read(given);

@@ -130,6 +130,7 @@ TEST_F(PrecompiledPrelude, TheBuildShipsOneForEveryTarget) {
     GTEST_SKIP() << "$TILEC_PCH_DIR points elsewhere";
   for (const TargetInfo &target : knownTargets()) {
     request_.target = &target;
+    request_.headers = {{kPreludeHeaderName, devicePreludeText(target.vendor)}};
     llvm::SmallString<256> path(jit::precompiledHeaderDir());
     llvm::sys::path::append(path, jit::precompiledHeaderName(request_));
     EXPECT_TRUE(llvm::sys::fs::exists(path)) << path.str().str();
