@@ -30,10 +30,12 @@ struct TensorSpec {
   std::vector<int64_t> shape;
   bool output = false;  ///< written by the kernel, checked against the reference
   /// Fixed contents (e.g. sequence offsets, a block table); empty: random
-  /// inputs in [-1, 1) rounded to the type (outputs: NaN before the launch).
+  /// inputs in [-1, 1) rounded to the type (outputs: NaN before the launch, or
+  /// the lowest value of an integer type).
   std::vector<double> values = {};
   /// Written by one kernel of a multi-kernel problem and read by a later one
-  /// (e.g. split-KV partial results): NaN before the first launch, not checked.
+  /// (e.g. split-KV partial results): like an output before the first launch,
+  /// not checked.
   bool scratch = false;
 };
 

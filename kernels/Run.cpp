@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -114,6 +116,18 @@ std::string fmt(double v) {
   return os.str();
 }
 
+/// What an output or scratch element holds before the first launch, so that
+/// an element the kernels never write cannot pass: NaN, or for the integer
+/// types, which have none, their lowest value (converting NaN to an integer
+/// is undefined behaviour).
+double unwrittenValue(DType t) {
+  switch (t) {
+  case DType::i32: return std::numeric_limits<int32_t>::lowest();
+  case DType::i8: return std::numeric_limits<int8_t>::lowest();
+  default: return NAN;
+  }
+}
+
 } // namespace
 
 double loadElement(DType t, const void *base, int64_t i) {
@@ -223,8 +237,8 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &given
   result.device = dev.description();
   result.toleranceRule = problem->toleranceRule;
 
-  // Host data: inputs uniform in [-1, 1) rounded to their type; outputs NaN so
-  // that an element the kernel never writes cannot pass.
+  // Host data: inputs uniform in [-1, 1) rounded to their type; outputs and
+  // scratch unwrittenValue.
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<std::vector<char>> host(specs.size());
@@ -241,7 +255,7 @@ Result<RunResult> runAndVerify(const KernelInfo &info, const KernelParams &given
     values[t].resize(n);
     for (int64_t i = 0; i < n; ++i) {
       double v = !specs[t].values.empty()                 ? specs[t].values[i]
-                 : specs[t].output || specs[t].scratch ? NAN
+                 : specs[t].output || specs[t].scratch ? unwrittenValue(specs[t].dtype)
                                                        : dist(rng);
       storeElement(specs[t].dtype, host[t].data(), i, v);
       values[t][i] = loadElement(specs[t].dtype, host[t].data(), i);
