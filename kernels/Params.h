@@ -29,7 +29,7 @@ public:
   std::string choice(const std::string &name, const std::vector<std::string> &choices);
   /// One of `choices` (e.g. the dtypes a kernel supports). "fp8" names
   /// fp8e4m3fnuz and "bf8" fp8e5m2fnuz (gfx942's e4m3 and e5m2 formats,
-  /// amd-targets.md section 8).
+  /// docs/hardware.md section 8).
   DType dtype(const std::string &name, const std::vector<DType> &choices);
   /// A finite real number.
   double real(const std::string &name);

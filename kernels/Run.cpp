@@ -27,7 +27,7 @@ float fromBf16(uint16_t h) {
   return f;
 }
 
-// fp8 e4m3fnuz (amd-targets.md section 8): bias 8, max 240, one NaN 0x80, no
+// fp8 e4m3fnuz (docs/hardware.md section 8): bias 8, max 240, one NaN 0x80, no
 // infinities, no -0. The device prelude (tilec_tiles.h) does the same.
 double fromFp8E4M3Fnuz(uint8_t b) {
   if (b == 0x80)
@@ -55,7 +55,7 @@ uint8_t toFp8E4M3Fnuz(double v) {
   return code == 0 ? 0 : static_cast<uint8_t>(sign | code);
 }
 
-// fp8 e5m2fnuz ("bf8", amd-targets.md section 8): bias 16, max 57344, one NaN
+// fp8 e5m2fnuz ("bf8", docs/hardware.md section 8): bias 16, max 57344, one NaN
 // 0x80, no infinities, no -0. The device prelude (tilec_tiles.h) does the same.
 double fromFp8E5M2Fnuz(uint8_t b) {
   if (b == 0x80)

@@ -1,5 +1,5 @@
 // The CPU wavefront emulator: runs the HIP text that tilec emits for AMD GPUs
-// on the host, with the instruction semantics of amd-targets.md sections 1-5,
+// on the host, with the instruction semantics of docs/hardware.md sections 1-5,
 // and checks it (global out-of-bounds, LDS races, LDS bank conflicts, barrier
 // deadlocks).
 //
@@ -40,7 +40,7 @@
 //
 // Checkers (counts and the first few messages of each kind in LaunchReport)
 // - Global out-of-bounds: a buffer access whose offset is below num_records
-//   (so the hardware would perform it, amd-targets.md section 4) but whose
+//   (so the hardware would perform it, docs/hardware.md section 4) but whose
 //   address lies outside every allocation made with Emulator::allocate. The
 //   load returns 0, the store is dropped. Offsets at or past num_records are
 //   the legal ragged-edge mechanism and are not reported; an access that

@@ -175,12 +175,12 @@ void flushWave(Worker &w, Wave &wave) {
     w.lanes[wave.first + i].ldsSeq = 0;
 }
 
-// --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
+// --- matrix instructions (docs/hardware.md sections 1-2) -------------------------------
 
 /// Element type of a matrix instruction's A and B operands.
 enum class Operand : uint8_t { BF16, F16, FP8E4M3FNUZ, FP8E5M2FNUZ };
 
-/// Lane layouts of the operands and the accumulator (amd-targets.md sections
+/// Lane layouts of the operands and the accumulator (docs/hardware.md sections
 /// 1-2; NVIDIA: the PTX ISA's mma.m16n8k16 fragments).
 enum class Layout : uint8_t { MFMA, WMMA, MMA };
 
@@ -247,7 +247,7 @@ void accCoord(const MatrixShape &s, int l, int r, int &m, int &n) {
   }
 }
 
-/// fp8 e4m3fnuz (amd-targets.md section 8), decoded exactly: bias 8, subnormals
+/// fp8 e4m3fnuz (docs/hardware.md section 8), decoded exactly: bias 8, subnormals
 /// m * 2^-10, 0x80 is the only NaN, no infinities.
 double decodeFp8E4M3Fnuz(uint8_t b) {
   if (b == 0x80)
@@ -301,7 +301,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
     w.invalid += 1;
     w.shared->message(Invalid, [&] { return std::string("invalid instruction: " + w.where(*parts[0]) + ": matrix op " + std::to_string(op) +
                                    (s.m == 0 ? " is unknown" : " needs wave" + std::to_string(s.lanes)) +
-                                   " (amd-targets.md sections 1-2)"); });
+                                   " (docs/hardware.md sections 1-2)"); });
     if (s.m != 0)
       zeroAll();
     return;
@@ -320,7 +320,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
         w.invalid += 1;
         w.shared->message(Invalid, [&] { return std::string("invalid WMMA operands: " + w.where(*l) +
                                        " holds A/B data different from lane " + std::to_string(ln - 16) +
-                                       " (amd-targets.md section 2: the halves must be duplicated)"); });
+                                       " (docs/hardware.md section 2: the halves must be duplicated)"); });
       }
     }
     if (s.layout != Layout::WMMA || ln < 16) {
@@ -426,7 +426,7 @@ uintptr_t bufferAddress(Worker &w, const tl_emu_rsrc *r, int off, int bytes, con
     w.shared->message(OutOfBounds, [&] { return std::string("out-of-bounds: " + w.where(*w.cur) + ": buffer " + what + " of " +
                                        std::to_string(bytes) + " bytes at offset " + std::to_string(uoff) +
                                        " straddles num_records " + std::to_string(r->numRecords) +
-                                       " (amd-targets.md section 4: keep accesses wholly in or out)"); });
+                                       " (docs/hardware.md section 4: keep accesses wholly in or out)"); });
     return 0;
   }
   if (!inAllocation(w, addr, bytes)) {

@@ -41,7 +41,7 @@ const tl_emu_abi *abiTable();
 /// Runs every workgroup of `job` on worker threads and fills the report.
 LaunchReport runGrid(const GridJob &job);
 
-/// Extra LDS cycles of one wave-level LDS instruction (amd-targets.md section 3):
+/// Extra LDS cycles of one wave-level LDS instruction (docs/hardware.md section 3):
 /// `offsets[l]`/`bytes[l]` for each lane l of the wave, bytes 0 = lane inactive.
 int64_t bankConflictCycles(const std::vector<uint32_t> &offsets, const std::vector<int> &bytes, int waveSize,
                            int banks);

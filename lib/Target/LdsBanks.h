@@ -1,4 +1,4 @@
-// The LDS bank model of amd-targets.md section 3: how many extra cycles one
+// The LDS bank model of docs/hardware.md section 3: how many extra cycles one
 // wave-wide LDS instruction costs. Shared by the LDS layout planner
 // (tilec-allocate-lds), which chooses layouts by counting, and the CPU
 // wavefront emulator, which reports what kernels actually do.

@@ -37,7 +37,7 @@ int elemTypeBytes(ElemType t) {
 static int roundUp(int v, int g) { return (v + g - 1) / g * g; }
 
 int TargetInfo::occupancy(int vgpr, int agpr, long ldsBytes, int wavesPerWorkgroup) const {
-  // Register limit (amd-targets.md section 6).
+  // Register limit (docs/hardware.md section 6).
   int regs = hasAgprs ? roundUp(roundUp(std::max(vgpr, 1), 4) + agpr, vgprGranule)
                       : roundUp(std::max(vgpr, 1), vgprGranule);
   int waves = std::min(maxWavesPerSIMD, vgprFile / regs);
@@ -92,7 +92,7 @@ static std::vector<TargetInfo> buildTargets() {
   using F = MatrixFamily;
   std::vector<TargetInfo> ts;
 
-  // gfx942: MI300X, CDNA3 (amd-targets.md sections 1, 3, 4, 6).
+  // gfx942: MI300X, CDNA3 (docs/hardware.md sections 1, 3, 4, 6).
   ts.push_back(TargetInfo{
       "gfx942", "MI300X (CDNA3)", Vendor::AMD, 64, 65536, 65536, 32, 8, 512, 8, 256, true,
       {

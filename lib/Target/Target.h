@@ -1,4 +1,4 @@
-// Target descriptions: architecture facts as data (amd-targets.md), never #ifdefs.
+// Target descriptions: architecture facts as data (docs/hardware.md), never #ifdefs.
 // Pure C++; no MLIR or LLVM headers, so every layer (passes, emitter, JIT,
 // emulator) can share it cheaply.
 #pragma once
@@ -25,7 +25,7 @@ enum class MatrixFamily { MFMA, WMMA, MMA };
 enum class Vendor { AMD, NVIDIA };
 
 /// One matrix instruction, described as data. Layout formulas are in
-/// docs/hardware.md (AMD: amd-targets.md sections 1-2; NVIDIA: the PTX ISA's
+/// docs/hardware.md (AMD: docs/hardware.md sections 1-2; NVIDIA: the PTX ISA's
 /// mma.m16n8k16 fragments); `kPerLane` is the number of A elements a lane
 /// holds per instruction (B: `operandElems(true)`) and `accPerLane` the
 /// number of accumulator elements.
@@ -40,7 +40,7 @@ struct MatrixInstr {
   int accPerLane;
   int cycles;           ///< issue cycles (calculator)
 
-  // Register layouts as data (amd-targets.md sections 1-2), lane l of the
+  // Register layouts as data (docs/hardware.md sections 1-2), lane l of the
   // instruction's wave. B uses A's formulas with m replaced by n.
   /// Row m of A that lane `l` holds.
   int aRow(int l) const { return l % m; }
@@ -98,7 +98,7 @@ struct TargetInfo {
   int maxVgprPerWave;      ///< arch VGPRs
   bool hasAgprs;
   std::vector<MatrixInstr> matrixInstrs;
-  /// Buffer resource word 3 (amd-targets.md section 4).
+  /// Buffer resource word 3 (docs/hardware.md section 4).
   unsigned bufferRsrcFlags; ///< 0 on NVIDIA (no buffer resources)
   /// Largest global -> LDS copy that bypasses registers (NVIDIA cp.async: 16
   /// bytes); 0: none, tiles are staged through registers.

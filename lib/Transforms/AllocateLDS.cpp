@@ -27,7 +27,7 @@ constexpr int64_t kMaxRowPadBytes = 128;
 
 /// Where element (row, col) of an LDS tile lives: rows `stride` elements
 /// apart, columns permuted per row by an XOR swizzle on groups of `vec`
-/// elements (amd-targets.md section 3):
+/// elements (docs/hardware.md section 3):
 ///   col' = ((col / vec) ^ ((row / perPhase) % maxPhase)) * vec + col % vec.
 /// maxPhase = 1 is no swizzle.
 struct LdsLayout {
@@ -73,7 +73,7 @@ int64_t contiguousRun(const LdsLayout &layout, int64_t limit) {
 /// t + i*threads of `widths.load` elements, row-major, `widths.write` elements
 /// per write; a staging copy writes as load does), gather and fill (one
 /// element per write), and the operand reads of tile.gemm (per the chosen
-/// instruction's lane layout, amd-targets.md sections 1-2: `widths.read`
+/// instruction's lane layout, docs/hardware.md sections 1-2: `widths.read`
 /// elements per read along a row, one element per read down a column).
 /// `inst` returns false to stop the walk.
 void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const AccessWidths &widths,

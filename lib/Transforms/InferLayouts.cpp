@@ -206,7 +206,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
 
   /// A gemm operand in registers holds the accumulator layout of the gemm
   /// that produced it, never the operand layout of a matrix instruction
-  /// (amd-targets.md sections 1-2): it is converted through LDS, by a copy
+  /// (docs/hardware.md sections 1-2): it is converted through LDS, by a copy
   /// into an LDS tile of its own right before the gemm (the only place a
   /// conversion is needed).
   void convertRegisterOperands(func::FuncOp f) {

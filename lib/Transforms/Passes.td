@@ -92,7 +92,7 @@ def TilecAllocateLDS : Pass<"tilec-allocate-lds", "mlir::func::FuncOp"> {
   let description = [{
     Assigns every LDS tile an `offset` and a `row_stride` (elements; rows of
     16-bit tiles are padded by 16 bytes so that matrix-operand reads spread over
-    the banks of amd-targets.md section 3), reserves scratch for cross-wave
+    the banks of docs/hardware.md section 3), reserves scratch for cross-wave
     reductions, and records the total in `tile.lds_bytes` on the function. If
     the total exceeds the target's LDS per workgroup, emits an error naming
     every buffer and its size.

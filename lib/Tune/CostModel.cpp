@@ -20,10 +20,10 @@
 namespace tilec::tune {
 
 const DevicePeaks *devicePeaks(std::string_view arch) {
-  // amd-targets.md section 7. gfx90a: a kernel runs on one of MI250X's two
+  // docs/hardware.md section 7. gfx90a: a kernel runs on one of MI250X's two
   // GCDs, so half the part's CUs and bandwidth. gfx1151: 40 CUs = 20 WGPs of
   // 4 SIMDs (2 CUs x 2) sharing 128 KiB LDS. Per-unit L2->CU 64 B/clk and LDS
-  // 128 B/clk are the model's assumptions (not in amd-targets.md).
+  // 128 B/clk are the model's assumptions (not in docs/hardware.md).
   static const DevicePeaks table[] = {
       {"gfx942", "MI300X", 304, 4, 2.1e9, 5.3e12, 64, 128},
       {"gfx90a", "MI250X (one GCD)", 110, 4, 1.7e9, 1.6e12, 64, 128},

@@ -1,6 +1,6 @@
 // The autotuner's cost model: ranks GEMM candidates where no GPU can time
 // them. A roofline per "round" of resident workgroups, against the peak
-// figures of amd-targets.md section 7. Assumptions: docs/autotuning.md.
+// figures of docs/hardware.md section 7. Assumptions: docs/autotuning.md.
 #pragma once
 
 #include "Target/Target.h"
@@ -12,7 +12,7 @@
 
 namespace tilec::tune {
 
-/// Whole-device figures for one target (amd-targets.md section 7, plus the
+/// Whole-device figures for one target (docs/hardware.md section 7, plus the
 /// per-CU bandwidths the model assumes). A "unit" is what holds workgroups
 /// and shares one LDS: a CU on CDNA, a WGP (2 CUs, 4 SIMDs) on gfx11.
 struct DevicePeaks {

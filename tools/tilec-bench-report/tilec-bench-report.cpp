@@ -584,7 +584,7 @@ void writeReport(const Data &d, const std::string &notes, raw_ostream &md,
        << "`lib/Tune/CostModel` (`modelGemm`, the autotuner's model; assumptions in "
           "[autotuning.md](autotuning.md#cost-model-costmodelcpp)) for the shipped GEMM as compiled for "
           "each target (instruction, wave grid and stages read from the compiled tile IR, registers and "
-          "LDS from its code object), against the peak figures of amd-targets.md section 7. Matrix "
+          "LDS from its code object), against the peak figures of docs/hardware.md section 7. Matrix "
           "instructions and cycles count padded edge tiles; *ideal matrix* is those cycles spread "
           "evenly over every SIMD; *L2 bytes* are every workgroup's loads and stores, *memory bytes* the "
           "distinct panels each round reads (plus C), which sets the arithmetic intensity.\n\n"

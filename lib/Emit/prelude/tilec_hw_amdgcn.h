@@ -51,7 +51,7 @@ TL_INLINE void barrier() {
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
 
-// --- scheduling controls (amd-targets.md section 5) ---------------------------------
+// --- scheduling controls (docs/hardware.md section 5) ---------------------------------
 // Template arguments: the builtins take integer constants. Compilers without a
 // builtin (the hipRTC of ROCm 5.x lacks sched_group_barrier) get a no-op.
 template <int Mask, int Count, int SyncId> TL_INLINE void sched_group_barrier() {
@@ -66,7 +66,7 @@ template <int Mask> TL_INLINE void sched_barrier() {
 }
 template <int Priority> TL_INLINE void s_setprio() { __builtin_amdgcn_s_setprio(Priority); }
 
-// --- buffer resources (amd-targets.md section 4) --------------------------------------
+// --- buffer resources (docs/hardware.md section 4) --------------------------------------
 #if __has_builtin(__builtin_amdgcn_make_buffer_rsrc)
 // clang >= 19: typed buffer resources and builtins.
 typedef __amdgpu_buffer_rsrc_t rsrc_t;
@@ -117,7 +117,7 @@ TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { tl_raw_buffer_s
 template <class T> TL_INLINE T lds_read(const T *p) { return *p; }
 template <class T> TL_INLINE void lds_write(T *p, T v) { *p = v; }
 
-// --- cross-lane (amd-targets.md section 5) -------------------------------------------
+// --- cross-lane (docs/hardware.md section 5) -------------------------------------------
 TL_INLINE int lane_id() { return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
 /// Each lane reads the value of lane byteIndex / 4.
 TL_INLINE int ds_bpermute(int byteIndex, int v) { return __builtin_amdgcn_ds_bpermute(byteIndex, v); }
@@ -156,7 +156,7 @@ TL_INLINE float log2(float x) { return __builtin_log2f(x); }
 TL_INLINE float rcp(float x) { return __builtin_amdgcn_rcpf(x); }
 TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
-// --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
+// --- matrix instructions (docs/hardware.md sections 1-2) -------------------------------
 TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {
   return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a, b, c, 0, 0, 0);
 }

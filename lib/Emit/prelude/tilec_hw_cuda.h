@@ -52,7 +52,7 @@ template <int Priority> TL_INLINE void s_setprio() {}
 // --- bounded global accesses ---------------------------------------------------------
 // NVIDIA has no buffer resources: a "resource" is a base pointer and a byte
 // count, and an access whose bytes do not all lie below the count reads 0 or
-// is dropped, as AMD's raw buffer accesses are (amd-targets.md section 4):
+// is dropped, as AMD's raw buffer accesses are (docs/hardware.md section 4):
 // the tile primitives rely on that for ragged edges.
 struct rsrc_t {
   const char *base;

@@ -13,7 +13,7 @@
 #pragma once
 
 extern "C" {
-/// A raw buffer resource (amd-targets.md section 4): base, num_records (bytes), word 3.
+/// A raw buffer resource (docs/hardware.md section 4): base, num_records (bytes), word 3.
 struct tl_emu_rsrc {
   const void *base;
   unsigned numRecords;
@@ -49,7 +49,7 @@ struct tl_emu_abi {
   void (*buffer_store)(const struct tl_emu_rsrc *r, int off, int bytes, unsigned value);
   /// Loads `bytes` (8 or 16) at r->base + off into *out; zeros when the access
   /// lies wholly past num_records. A misaligned or partly out-of-range access is
-  /// reported (amd-targets.md section 4: keep each access wholly in or out).
+  /// reported (docs/hardware.md section 4: keep each access wholly in or out).
   void (*buffer_load_vec)(const struct tl_emu_rsrc *r, int off, int bytes, void *out);
   /// LDS access of `bytes` at p: reads into / writes from *value.
   void (*lds_access)(void *p, void *value, int bytes, int isWrite);
@@ -112,7 +112,7 @@ template <int Mask, int Count, int SyncId> TL_INLINE void sched_group_barrier() 
 template <int Mask> TL_INLINE void sched_barrier() {}
 template <int Priority> TL_INLINE void s_setprio() {}
 
-// --- buffer resources (amd-targets.md section 4) --------------------------------------
+// --- buffer resources (docs/hardware.md section 4) --------------------------------------
 typedef tl_emu_rsrc rsrc_t;
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   return rsrc_t{p, (unsigned)numRecordsBytes, flags};
@@ -153,7 +153,7 @@ template <class T> TL_INLINE T lds_read(const T *p) {
 }
 template <class T> TL_INLINE void lds_write(T *p, T v) { emu->lds_access((void *)p, &v, (int)sizeof(T), 1); }
 
-// --- cross-lane (amd-targets.md section 5) -------------------------------------------
+// --- cross-lane (docs/hardware.md section 5) -------------------------------------------
 TL_INLINE int lane_id() { return emu->lane_id(); }
 /// Each lane reads the value of lane byteIndex / 4.
 TL_INLINE int ds_bpermute(int byteIndex, int v) { return emu->ds_bpermute(byteIndex, v); }
@@ -188,7 +188,7 @@ TL_INLINE float log2(float x) { return __builtin_log2f(x); }
 TL_INLINE float rcp(float x) { return 1.0f / x; }
 TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
-// --- matrix instructions (amd-targets.md sections 1-2) -------------------------------
+// --- matrix instructions (docs/hardware.md sections 1-2) -------------------------------
 TL_INLINE float16_t mfma_f32_32x32x8bf16_1k(short4_t a, short4_t b, float16_t c) {
   float16_t d;
   emu->matrix(TL_EMU_MFMA_F32_32X32X8_BF16, &a, &b, &c, &d);

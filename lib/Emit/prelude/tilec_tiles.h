@@ -1,7 +1,7 @@
 // tilec tile primitives: what generated kernels call. Written against the
 // hardware layer (tl::hw, from tilec_hw_*.h), so the same text serves the GPU
 // and the CPU wavefront emulator. Matrix-instruction layouts follow
-// amd-targets.md sections 1-2 and the calculator tables in
+// docs/hardware.md sections 1-2 and the calculator tables in
 // tests/data/matrix-layouts.
 #pragma once
 
@@ -12,7 +12,7 @@ struct bf16 {
   unsigned short bits;
 };
 typedef _Float16 f16;
-/// fp8 e4m3fnuz stored as its 8 raw bits (amd-targets.md section 8): bias 8,
+/// fp8 e4m3fnuz stored as its 8 raw bits (docs/hardware.md section 8): bias 8,
 /// max 240, one NaN 0x80, no infinities, no -0.
 struct fp8e4m3fnuz {
   unsigned char bits;
@@ -188,7 +188,7 @@ template <class To, class From> TL_INLINE To raw_slice(const From &x, int at) {
   return out;
 }
 
-// --- global tensors through buffer resources (amd-targets.md section 4) --------
+// --- global tensors through buffer resources (docs/hardware.md section 4) --------
 /// A row-major tensor of `rows` x `cols` elements, or a window of one
 /// (tile.window): element (r, c) is `origin + r * pitch + c` elements past the
 /// buffer's base. Reads outside it give 0 and writes are dropped: each element
@@ -268,7 +268,7 @@ template <class T, unsigned Flags> struct Global {
 
 // --- LDS tiles ------------------------------------------------------------------
 /// Rows x Cols elements at `base`, rows RowStride elements apart, columns
-/// XOR-swizzled per row on groups of Vec elements (amd-targets.md section 3;
+/// XOR-swizzled per row on groups of Vec elements (docs/hardware.md section 3;
 /// MaxPhase 1: none). tilec-allocate-lds chooses the layout and, with it, how
 /// many consecutive elements of a row one LDS access moves: WriteVec for the
 /// cooperative writes (load_tile, commit), ReadVec for the matrix operands
@@ -420,7 +420,7 @@ template <int Threads, class L, class T> TL_INLINE void fill_lds(const L &t, T v
 // Each atom: M x N x K, lanes, the A/B/D register layouts (lane, element) -> (row, col).
 
 /// v_mfma_f32_32x32x8 {bf16,f16}: A elem r of lane l = A[l%32][4*(l/32)+r];
-/// D elem r = D[8*(r/4) + 4*(l/32) + r%4][l%32] (amd-targets.md section 1).
+/// D elem r = D[8*(r/4) + 4*(l/32) + r%4][l%32] (docs/hardware.md section 1).
 template <class In> struct Mfma32x32x8 {
   static constexpr int M = 32, N = 32, K = 8, Lanes = 64, KPerLane = 4, AccPerLane = 16;
   using bits_t = short;   // raw bits of one operand element
@@ -716,13 +716,13 @@ template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &lhs,
       dst.v[i][e] = f(lhs.v[i][e], rhs.v[i][e]);
 }
 
-/// Lane shuffle within a wave (ds_bpermute, amd-targets.md section 5).
+/// Lane shuffle within a wave (ds_bpermute, docs/hardware.md section 5).
 TL_INLINE float shfl_xor(float x, int mask) {
   return __builtin_bit_cast(float, hw::ds_bpermute((hw::lane_id() ^ mask) * 4, __builtin_bit_cast(int, x)));
 }
 
 /// op over the lanes that hold one row of an Atom's D layout, every lane
-/// getting the result (amd-targets.md section 5): the row is 16 consecutive
+/// getting the result (docs/hardware.md section 5): the row is 16 consecutive
 /// lanes (one DPP row) in the 16x16 MFMA and the gfx11 WMMA layouts, 32 in the
 /// 32x32 layout. gfx11: row_xmask 1, 2, 4, 8. gfx9: quad_perm [1,0,3,2] and
 /// [2,3,0,1] (XOR 1, 2), row_half_mirror and row_mirror (the other half of
@@ -822,7 +822,7 @@ template <unsigned Flags = 0, int VmemLoads = 0> struct Schedule {
 };
 
 namespace sched {
-// sched_group_barrier masks (amd-targets.md section 5).
+// sched_group_barrier masks (docs/hardware.md section 5).
 constexpr int kMatrix = 0x8, kVmemRead = 0x20, kDsRead = 0x100;
 /// N times: 1 matrix instruction, then Ds LDS reads and Vm global loads.
 template <int N, int Ds, int Vm> struct Interleave {

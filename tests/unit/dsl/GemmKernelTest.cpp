@@ -132,7 +132,7 @@ TEST(GemmKernel, ConfigurationIsInTheNameAndTheIR) {
 }
 
 // The kernel is specialised on the powers of two dividing K and N, up to 16
-// bytes of the element type, not on their values (amd-targets.md section 4:
+// bytes of the element type, not on their values (docs/hardware.md section 4:
 // a 16-byte buffer load must lie wholly inside a row or wholly outside).
 TEST(GemmKernel, SpecialisedOnWhatKAndNAreMultiplesOf) {
   struct Case {

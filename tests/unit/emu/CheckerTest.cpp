@@ -1,6 +1,6 @@
 // The emulator's checkers, each proven by a kernel that plants the bug:
 // global out-of-bounds, LDS races, uninitialized and misaligned LDS accesses,
-// LDS bank conflicts (amd-targets.md section 3 phase model), barrier deadlocks.
+// LDS bank conflicts (docs/hardware.md section 3 phase model), barrier deadlocks.
 // Plus an emitted-style GEMM through the tile primitives on a ragged shape
 // against a CPU reference.
 #include "EmuTestUtil.h"
@@ -52,7 +52,7 @@ extern "C" __global__ void overrun(const float *in, float *out, int records) {
 
 // b64/b128 buffer loads (what aligned tensors' tile loads issue): the bytes
 // in range, zeros wholly past num_records, and an access that is misaligned
-// or straddles num_records is reported (amd-targets.md section 4: keep each
+// or straddles num_records is reported (docs/hardware.md section 4: keep each
 // access wholly in or wholly out).
 TEST(OutOfBounds, VectorBufferLoadsAreWholeAlignedAndChecked) {
   auto emu = makeEmulator("gfx942");

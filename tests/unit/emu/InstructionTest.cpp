@@ -1,5 +1,5 @@
 // Instruction semantics of the emulator, each against a reference computed
-// element by element: MFMA (amd-targets.md section 1) and WMMA (section 2)
+// element by element: MFMA (docs/hardware.md section 1) and WMMA (section 2)
 // with operands placed and results read through the calculator's layout
 // tables, buffer out-of-range rules (section 4), ds_bpermute (section 5),
 // bf16 round-to-nearest-even, barriers.

@@ -1,4 +1,4 @@
-// Report JSON/text, occupancy (amd-targets.md section 6) and offload-bundle
+// Report JSON/text, occupancy (docs/hardware.md section 6) and offload-bundle
 // extraction.
 
 #include "JIT/JIT.h"

@@ -1,5 +1,5 @@
 // bf8 GEMM on gfx942 (issue 4, "Data types"): -p dtype=bf8 (e5m2fnuz A and B,
-// amd-targets.md section 8; AMD's builtins call the format "bf8") through
+// docs/hardware.md section 8; AMD's builtins call the format "bf8") through
 // v_mfma_f32_32x32x16_bf8_bf8 (section 1: the fp8 instruction's lane layout),
 // run in the CPU wavefront emulator on the ragged shapes of GemmVerifyTest.cpp
 // with non-trivial per-tensor scales, C = scale_a * scale_b * (A @ B). The

@@ -1,5 +1,5 @@
 // fp8 GEMM on gfx942 (issue 4, "Data types"): -p dtype=fp8 (e4m3fnuz A and B,
-// amd-targets.md section 8) through v_mfma_f32_32x32x16_fp8_fp8, run in the CPU
+// docs/hardware.md section 8) through v_mfma_f32_32x32x16_fp8_fp8, run in the CPU
 // wavefront emulator on the ragged shapes of GemmVerifyTest.cpp with
 // non-trivial per-tensor scales, C = scale_a * scale_b * (A @ B). The
 // tolerance is the fp8 problem's (kernels/Gemm.cpp, gemmFp8Problem). Also: the

@@ -1,4 +1,4 @@
-// The shipped GEMM on gfx1151 (RDNA 3.5, wave32 WMMA 16x16x16, amd-targets.md
+// The shipped GEMM on gfx1151 (RDNA 3.5, wave32 WMMA 16x16x16, docs/hardware.md
 // section 2), run in the CPU wavefront emulator and verified against the CPU
 // reference on the ragged shapes of GemmVerifyTest.cpp, for both input types
 // and both output types. The emulator checks that lanes l and l+16 hold

@@ -1,5 +1,5 @@
 // LDS layouts chosen by tilec-allocate-lds, checked by the CPU emulator's
-// bank-conflict counter (amd-targets.md section 3 phase model): the shipped
+// bank-conflict counter (docs/hardware.md section 3 phase model): the shipped
 // GEMM's main loop is conflict-free with the compiler's layout, the naive
 // row-major layout is not, and in both cases the compiler's model
 // (bank_conflicts on each LDS tile, per k step of one workgroup) predicts the

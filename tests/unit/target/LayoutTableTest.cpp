@@ -67,7 +67,7 @@ class LayoutTable : public ::testing::TestWithParam<Case> {};
 TEST_P(LayoutTable, OperandsAndAccumulatorMatchTheCalculator) {
   const MatrixInstr &mi = *GetParam().instr;
   // The calculator tables cover the fp8 forms; bf8 (e5m2) operands have the
-  // same lane layout (amd-targets.md section 1), so they are checked against those.
+  // same lane layout (docs/hardware.md section 1), so they are checked against those.
   std::string table = std::regex_replace(mi.name, std::regex("bf8"), "fp8");
   const std::string base = std::string(TILEC_LAYOUT_DIR) + "/" + folderOf(GetParam().arch) + "/" + table;
   const int lanes = lookupTarget(GetParam().arch)->waveSize;

@@ -23,7 +23,7 @@ GemmProblem gemm(int64_t M, int64_t N, int64_t K) { return {M, N, K, ElemType::B
 } // namespace
 
 TEST(CostModel, PeakMatchesTheDataSheet_gfx942) {
-  // amd-targets.md section 7: 1307.4 TFLOP/s dense bf16 on MI300X.
+  // docs/hardware.md section 7: 1307.4 TFLOP/s dense bf16 on MI300X.
   EXPECT_NEAR(peakFlops(gfx942(), mi300x(), ElemType::BF16) / 1e12, 1307.4, 0.5);
   EXPECT_NEAR(peakFlops(gfx942(), mi300x(), ElemType::FP8E4M3FNUZ) / 1e12, 2614.9, 1.0);
   EXPECT_NEAR(peakFlops(*lookupTarget("gfx1151"), *devicePeaks("gfx1151"), ElemType::F16) / 1e12, 59.4, 0.1);
