@@ -586,7 +586,7 @@ def gpu_main(root, args):
     for case in all_cases():
         if only and case.family not in only:
             continue
-        per, scale_unit = unit(case)
+        scale_unit, per = unit(case)
         T = None
         try:
             T = allocate(case)
@@ -640,7 +640,8 @@ def gpu_main(root, args):
                 row["error"] = traceback.format_exc()
                 row["verified"] = False
             print("%-13s %-34s %-22s %s" % (case.family, case.shape, config, "ok" if row.get("verified") else
-                                            "FAILED " + str(row.get("error", row.get("rel_err")))[-300:]), flush=True)
+                                            "FAILED " + (row["error"][-300:] if "error" in row else "rel_err %s, unwritten %s, bounds %s" % (
+                                                row.get("rel_err"), row.get("unwritten"), bounds))), flush=True)
             save()
         # The fastest verified configuration is the one the report uses.
         done = [r for r in rows if r.get("shape") == case.shape and r.get("family") == case.family and
@@ -665,10 +666,13 @@ def gpu_main(root, args):
             print("%-13s %-34s %-22s ERROR %s" % (r.get("family"), r.get("shape"), r.get("config", "-"),
                                                    r["error"].strip().splitlines()[-1][:100]))
             continue
-        bl = ", ".join("%s %.3f (%.2fx)" % (k, v, r["speedup_vs"][k]) for k, v in r["baseline_ms"].items() if v)
-        print("%-13s %-34s %-22s %-5s %9.3f %6.0f %s  %s" % (r["family"], r["shape"], r["config"],
-                                                             "yes" if r["verified"] else "NO", r["tilec_ms"],
-                                                             r["tilec_rate"], r["rate_unit"], bl))
+        speedup = r.get("speedup_vs", {})
+        bl = ", ".join("%s %.3f%s" % (k, v, " (%.2fx)" % speedup[k] if speedup.get(k) else "")
+                       for k, v in r["baseline_ms"].items() if v)
+        rate = "%6.0f %s" % (r["tilec_rate"], r["rate_unit"]) if "tilec_rate" in r else "-"
+        print("%-13s %-34s %-22s %-5s %9.3f %s  %s%s" % (r["family"], r["shape"], r["config"],
+                                                         "yes" if r["verified"] else "NO", r["tilec_ms"], rate, bl,
+                                                         "  ERROR" if "error" in r else ""))
     print("\nwrote %s" % args.out)
     return 0 if all(r.get("verified") for r in rows) else 1
 
