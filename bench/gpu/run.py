@@ -203,6 +203,9 @@ class Moe(Case):
             (plan.moe_key(cfg, "combine"), ["Y", "positions", "topk_weights", "out"])])
 
 
+FAMILIES = ["gemm", "attention", "paged_decode", "moe", "attention_bwd"]
+
+
 def all_cases():
     cases = [Gemm(*s) for s in plan.GEMM_SHAPES]
     a = plan.ATTN
@@ -684,14 +687,19 @@ def gpu_main(root, args):
             torch.cuda.empty_cache()
         save()
 
-    # ---- short table, last
+    if not args.child:
+        print_table(rows, args.table)
+        print("\nwrote %s" % args.out)
+    return 0 if all(r.get("verified") for r in rows) else 1
+
+
+def print_table(rows, mode):
     print("\n%-13s %-34s %-22s %-5s %9s %10s  %s" % ("kernel", "shape", "tilec config", "ok", "tilec ms", "rate",
                                                      "baselines ms (tilec speedup)"))
     for r in rows:
         if "tilec_ms" not in r and "error" not in r:
             continue
-        if r.get("family") in ("gemm", "attention", "moe", "paged_decode") and not r.get("best") and \
-                r.get("verified") and args.table == "best":
+        if r.get("family") != "attention_bwd" and not r.get("best") and r.get("verified") and mode == "best":
             continue
         if "tilec_ms" not in r:
             print("%-13s %-34s %-22s ERROR %s" % (r.get("family"), r.get("shape"), r.get("config", "-"),
@@ -704,6 +712,48 @@ def gpu_main(root, args):
         print("%-13s %-34s %-22s %-5s %9.3f %s  %s%s" % (r["family"], r["shape"], r["config"],
                                                          "yes" if r["verified"] else "NO", r["tilec_ms"], rate, bl,
                                                          "  ERROR" if "error" in r else ""))
+
+
+def isolated(args):
+    """Runs each family in its own process: a kernel that faults leaves a
+    CUDA context unusable for the rest of its process, and one that hangs is
+    stopped after --family-timeout; either is recorded as an error row of its
+    family, and the rows it finished before are kept."""
+    meta, rows = None, []
+    deadline = time.time() + args.budget
+    for family in FAMILIES:
+        left = int(deadline - time.time())
+        timeout = min(args.family_timeout, left)
+        if left < 10:
+            rows.append({"family": family, "shape": "-", "verified": False,
+                         "error": "not run: the --budget of %d s was spent" % args.budget})
+            continue
+        part = "%s.%s.json" % (args.out, family)
+        if os.path.exists(part):
+            os.remove(part)
+        cmd = [sys.executable, os.path.abspath(__file__), args.root, "--only", family, "--child", "--out", part,
+               "--warmup", str(args.warmup), "--reps", str(args.reps), "--seed", str(args.seed), "--device", args.device]
+        print("== %s" % family, flush=True)
+        try:
+            rc = subprocess.run(cmd, timeout=timeout).returncode
+            problem = None if rc in (0, 1) else "the %s process exited with status %d" % (family, rc)
+        except subprocess.TimeoutExpired:
+            problem = "the %s process ran past its %d s (--family-timeout, --budget) and was stopped" % (family, timeout)
+        if os.path.exists(part):
+            with open(part) as f:
+                done = json.load(f)
+            os.remove(part)
+            meta = meta or done["meta"]
+            rows += done["rows"]
+        elif problem is None:
+            problem = "the %s process wrote no results" % family
+        if problem:
+            print(problem, flush=True)
+            rows.append({"family": family, "shape": "-", "verified": False,
+                         "error": problem + "; the rows before are what it finished"})
+        with open(args.out, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    print_table(rows, args.table)
     print("\nwrote %s" % args.out)
     return 0 if all(r.get("verified") for r in rows) else 1
 
@@ -713,11 +763,18 @@ def main():
     ap.add_argument("root", nargs="?", default=HERE, help="what prepare.sh wrote (default: this script's folder)")
     ap.add_argument("--check-args", action="store_true", help="check every launch against the manifest; no GPU")
     ap.add_argument("--out", default="gpubench.json")
-    ap.add_argument("--only", default="", help="comma-separated families: gemm,attention,paged_decode,moe,attention_bwd")
+    ap.add_argument("--only", default="", help="comma-separated families (%s), run in this process; "
+                    "without it each family runs in a process of its own" % ",".join(FAMILIES))
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--family-timeout", type=int, default=240,
+                    help="seconds one family's process may run (without --only)")
+    ap.add_argument("--budget", type=int, default=540,
+                    help="seconds all families' processes may run together (without --only); families "
+                         "left when it is spent are recorded as not run")
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)   # cpu: test_run_cpu.py
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one family of isolated()
     ap.add_argument("--table", choices=["best", "all"], default="best",
                     help="table rows: the fastest verified configuration per case, or all")
     args = ap.parse_args()
@@ -726,6 +783,11 @@ def main():
     sys.path.insert(0, args.root)   # the tilec package prepare.sh copied
     if args.check_args:
         return check_args(args.root)
+    if not args.only:
+        return isolated(args)
+    unknown = set(args.only.split(",")) - set(FAMILIES)
+    if unknown:
+        ap.error("--only: unknown families %s (known: %s)" % (sorted(unknown), ",".join(FAMILIES)))
     return gpu_main(args.root, args)
 
 
