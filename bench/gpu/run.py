@@ -203,6 +203,9 @@ class Moe(Case):
             (plan.moe_key(cfg, "combine"), ["Y", "positions", "topk_weights", "out"])])
 
 
+FAMILIES = ["gemm", "attention", "paged_decode", "moe", "attention_bwd"]
+
+
 def all_cases():
     cases = [Gemm(*s) for s in plan.GEMM_SHAPES]
     a = plan.ATTN
@@ -567,6 +570,27 @@ def gpu_main(root, args):
                 bundle.launch(name, *a)
         return run
 
+    def prepared_launcher(case, T, launches):
+        """The same launches with their C arguments built once: each call is
+        one tilec_launch per kernel (the runtime still checks every launch),
+        so the timing holds no Python argument marshalling, which would
+        dominate kernels of a few microseconds."""
+        lib, handle = bundle._lib, bundle._handle
+        stream = torch.cuda.current_stream().cuda_stream or None
+        packed = []
+        for key, names in launches:
+            name = planned["kernels"][key]["name"]
+            args = [T[n] if n in T else case.scalars[n] for n in names]
+            raw, keep = bundle._args(name, args)
+            packed.append((name.encode(), raw, len(args), keep))
+
+        def run():
+            for name, raw, n, _ in packed:
+                code = lib.tilec_launch(handle, name, raw, n, stream)
+                if code:
+                    tilec._check(lib, code)
+        return run
+
     def unit(case):
         return ("TFLOP/s", case.work["flop"] / 1e9) if "flop" in case.work else ("GB/s", case.work["bytes"] / 1e6)
 
@@ -574,7 +598,8 @@ def gpu_main(root, args):
             "device": torch.cuda.get_device_name() if on_gpu else str(dev), "driver": driver_version(),
             "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
             "warmup": args.warmup, "reps": args.reps, "seed": args.seed,
-            "timing": "CUDA events on torch's current stream around each call; median of reps after warmup",
+            "timing": "CUDA events on torch's current stream around each call; median of reps after warmup; "
+                      "tilec calls: tilec_launch with arguments prepared once (row: launch_path)",
             "error": "||out - ref|| / ||ref||, ref in float32 (float64 for gemm) by PyTorch from the same inputs"}
     rows = []
 
@@ -630,6 +655,15 @@ def gpu_main(root, args):
                 row["verified"] = all(row["unwritten"][n] == 0 and math.isfinite(row["rel_err"][n]) and
                                       row["rel_err"][n] < bounds[n] for n in case.outputs) and \
                     row.get("gate_id_mismatches", 0) == 0
+                row["launch_path"] = "Bundle.launch"
+                if on_gpu:
+                    try:   # falls back to Bundle.launch, and says so, should the prepared path fail
+                        fast = prepared_launcher(case, T, launches)
+                        fast()
+                        sync()
+                        run, row["launch_path"] = fast, "tilec_launch, arguments prepared once"
+                    except Exception as e:
+                        row["launch_path"] = "Bundle.launch (prepared path failed: %s)" % e
                 t = time_ms(run)
                 row.update({"tilec_" + k: v for k, v in t.items()})
                 row["tilec_rate"] = per / t["ms"]
@@ -640,11 +674,14 @@ def gpu_main(root, args):
                 row["error"] = traceback.format_exc()
                 row["verified"] = False
             print("%-13s %-34s %-22s %s" % (case.family, case.shape, config, "ok" if row.get("verified") else
-                                            "FAILED " + str(row.get("error", row.get("rel_err")))[-300:]), flush=True)
+                                            "FAILED " + (row["error"][-300:] if "error" in row else "rel_err %s, unwritten %s, bounds %s" % (
+                                                row.get("rel_err"), row.get("unwritten"), bounds))), flush=True)
             save()
         # The fastest verified configuration is the one the report uses.
         done = [r for r in rows if r.get("shape") == case.shape and r.get("family") == case.family and
                 r.get("verified") and "tilec_ms" in r]
+        for r in done:   # MoE's blockings are cases of one shape each
+            r.pop("best", None)
         if done:
             min(done, key=lambda r: r["tilec_ms"])["best"] = True
         del T, ref, base
@@ -652,23 +689,73 @@ def gpu_main(root, args):
             torch.cuda.empty_cache()
         save()
 
-    # ---- short table, last
+    if not args.child:
+        print_table(rows, args.table)
+        print("\nwrote %s" % args.out)
+    return 0 if all(r.get("verified") for r in rows) else 1
+
+
+def print_table(rows, mode):
     print("\n%-13s %-34s %-22s %-5s %9s %10s  %s" % ("kernel", "shape", "tilec config", "ok", "tilec ms", "rate",
                                                      "baselines ms (tilec speedup)"))
     for r in rows:
         if "tilec_ms" not in r and "error" not in r:
             continue
-        if r.get("family") in ("gemm", "attention", "moe", "paged_decode") and not r.get("best") and \
-                r.get("verified") and args.table == "best":
+        if r.get("family") != "attention_bwd" and not r.get("best") and r.get("verified") and mode == "best":
             continue
         if "tilec_ms" not in r or "speedup_vs" not in r:
             print("%-13s %-34s %-22s ERROR %s" % (r.get("family"), r.get("shape"), r.get("config", "-"),
                                                    r["error"].strip().splitlines()[-1][:100]))
             continue
-        bl = ", ".join("%s %.3f (%.2fx)" % (k, v, r["speedup_vs"][k]) for k, v in r["baseline_ms"].items() if v)
-        print("%-13s %-34s %-22s %-5s %9.3f %6.0f %s  %s" % (r["family"], r["shape"], r["config"],
-                                                             "yes" if r["verified"] else "NO", r["tilec_ms"],
-                                                             r["tilec_rate"], r["rate_unit"], bl))
+        speedup = r.get("speedup_vs", {})
+        bl = ", ".join("%s %.3f%s" % (k, v, " (%.2fx)" % speedup[k] if speedup.get(k) else "")
+                       for k, v in r["baseline_ms"].items() if v)
+        rate = "%6.0f %s" % (r["tilec_rate"], r["rate_unit"]) if "tilec_rate" in r else "-"
+        print("%-13s %-34s %-22s %-5s %9.3f %s  %s%s" % (r["family"], r["shape"], r["config"],
+                                                         "yes" if r["verified"] else "NO", r["tilec_ms"], rate, bl,
+                                                         "  ERROR" if "error" in r else ""))
+
+
+def isolated(args):
+    """Runs each family in its own process: a kernel that faults leaves a
+    CUDA context unusable for the rest of its process, and one that hangs is
+    stopped after --family-timeout; either is recorded as an error row of its
+    family, and the rows it finished before are kept."""
+    meta, rows = None, []
+    deadline = time.time() + args.budget
+    for family in FAMILIES:
+        left = int(deadline - time.time())
+        timeout = min(args.family_timeout, left)
+        if left < 10:
+            rows.append({"family": family, "shape": "-", "verified": False,
+                         "error": "not run: the --budget of %d s was spent" % args.budget})
+            continue
+        part = "%s.%s.json" % (args.out, family)
+        if os.path.exists(part):
+            os.remove(part)
+        cmd = [sys.executable, os.path.abspath(__file__), args.root, "--only", family, "--child", "--out", part,
+               "--warmup", str(args.warmup), "--reps", str(args.reps), "--seed", str(args.seed), "--device", args.device]
+        print("== %s" % family, flush=True)
+        try:
+            rc = subprocess.run(cmd, timeout=timeout).returncode
+            problem = None if rc in (0, 1) else "the %s process exited with status %d" % (family, rc)
+        except subprocess.TimeoutExpired:
+            problem = "the %s process ran past its %d s (--family-timeout, --budget) and was stopped" % (family, timeout)
+        if os.path.exists(part):
+            with open(part) as f:
+                done = json.load(f)
+            os.remove(part)
+            meta = meta or done["meta"]
+            rows += done["rows"]
+        elif problem is None:
+            problem = "the %s process wrote no results" % family
+        if problem:
+            print(problem, flush=True)
+            rows.append({"family": family, "shape": "-", "verified": False,
+                         "error": problem + "; the rows before are what it finished"})
+        with open(args.out, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    print_table(rows, args.table)
     print("\nwrote %s" % args.out)
     return 0 if all(r.get("verified") for r in rows) else 1
 
@@ -678,11 +765,18 @@ def main():
     ap.add_argument("root", nargs="?", default=HERE, help="what prepare.sh wrote (default: this script's folder)")
     ap.add_argument("--check-args", action="store_true", help="check every launch against the manifest; no GPU")
     ap.add_argument("--out", default="gpubench.json")
-    ap.add_argument("--only", default="", help="comma-separated families: gemm,attention,paged_decode,moe,attention_bwd")
+    ap.add_argument("--only", default="", help="comma-separated families (%s), run in this process; "
+                    "without it each family runs in a process of its own" % ",".join(FAMILIES))
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--family-timeout", type=int, default=240,
+                    help="seconds one family's process may run (without --only)")
+    ap.add_argument("--budget", type=int, default=540,
+                    help="seconds all families' processes may run together (without --only); families "
+                         "left when it is spent are recorded as not run")
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)   # cpu: test_run_cpu.py
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one family of isolated()
     ap.add_argument("--table", choices=["best", "all"], default="best",
                     help="table rows: the fastest verified configuration per case, or all")
     args = ap.parse_args()
@@ -691,6 +785,11 @@ def main():
     sys.path.insert(0, args.root)   # the tilec package prepare.sh copied
     if args.check_args:
         return check_args(args.root)
+    if not args.only:
+        return isolated(args)
+    unknown = set(args.only.split(",")) - set(FAMILIES)
+    if unknown:
+        ap.error("--only: unknown families %s (known: %s)" % (sorted(unknown), ",".join(FAMILIES)))
     return gpu_main(args.root, args)
 
 

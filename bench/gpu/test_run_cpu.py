@@ -2,12 +2,15 @@
 
   python3 bench/gpu/test_run_cpu.py OUT_DIR      (OUT_DIR: what prepare.sh wrote)
 
-Shrinks every case to a few rows, runs run.py's GPU path on the CPU and
-requires every PyTorch baseline that runs on the CPU to agree with the
-harness's reference within the case's bound: a wrong layout, mask, head
-grouping, gather or routing in the reference would not. tilec's kernels do not
-run on the CPU (their rows record the launch error), so this tests the
-harness, not the kernels.
+Shrinks every case to a few rows (keeping the head counts, which select the
+bundle's kernels), runs run.py's GPU path on the CPU and requires
+ - every PyTorch baseline that runs on the CPU to agree with the harness's
+   reference within the case's bound: a wrong layout, mask, head grouping,
+   block-table gather or routing in the reference would not;
+ - every tilec row to fail verification through the NaN poison: tilec's
+   kernels do not run on the CPU, so launches are replaced by no-ops that
+   write nothing, and a harness that missed unwritten outputs would pass them.
+This tests the harness, not the kernels.
 """
 import json
 import os
@@ -20,15 +23,30 @@ import plan  # noqa: E402
 import run   # noqa: E402
 
 plan.GEMM_SHAPES = [(64, 48, 40), (16, 40, 24)]
-plan.ATTN.update(batch=2, heads=2, seq=40, head_dim=32)
+plan.ATTN.update(batch=2, seq=40, head_dim=32)
 plan.ATTN_VARLEN = [40, 17, 9]
 plan.DECODE.update(batch=3, heads=4, kv_heads=2, context=40, head_dim=32, block_size=16)
 plan.MOE.update(experts=4, topk=2, hidden=32, intermediate=48)
 plan.MOE_TOKENS = [7]
-plan.BWD.update(batch=2, heads=2, seq=33, head_dim=32)
+plan.BWD.update(batch=2, seq=33, head_dim=32)
+
+sys.path.insert(0, sys.argv[1])
+import tilec  # noqa: E402  (the package prepare.sh copied, which run.py imports)
+
+
+def fake_launch(self, name, *args, stream=None):
+    """GEMM kernels compute C = A B with torch (the verifying path must pass
+    them); every other kernel writes nothing."""
+    if name.startswith("gemm_"):
+        a, b, c = args
+        c.copy_(a.float() @ b.float())
+
+
+tilec.Bundle.launch = fake_launch
 
 out = os.path.join(tempfile.mkdtemp(), "cpu.json")
-sys.argv = ["run.py", sys.argv[1], "--device", "cpu", "--out", out, "--reps", "20", "--warmup", "1"]
+sys.argv = ["run.py", sys.argv[1], "--device", "cpu", "--out", out, "--reps", "20", "--warmup", "1",
+            "--only", ",".join(run.FAMILIES)]
 run.main()
 rows = json.load(open(out))["rows"]
 failures, checked = [], 0
@@ -52,8 +70,17 @@ for r in rows:
             if not e < bound:
                 failures.append("%s %s: baseline %s differs from the reference: %s" % (r["family"], r["shape"],
                                                                                      name, err))
-    if r.get("verified"):
-        failures.append("%s %s: verified on the CPU, where no tilec kernel runs" % (r["family"], r["shape"]))
+    if r["family"] == "gemm":
+        if not r.get("verified"):
+            failures.append("gemm %s %s: a correct C did not verify: %s" % (r["shape"], r.get("config"),
+                                                                            r.get("error", r.get("rel_err"))))
+        continue
+    if r.get("verified") or "error" in r or not r.get("unwritten") or 0 in r["unwritten"].values():
+        failures.append("%s %s %s: the no-op launch was not caught as unwritten outputs: %s" % (
+            r["family"], r["shape"], r.get("config"), r.get("error", r.get("unwritten"))))
+for shape in {r["shape"] for r in rows if r["family"] == "gemm"}:
+    if sum(1 for r in rows if r["shape"] == shape and r.get("best")) != 1:
+        failures.append("gemm %s: not exactly one configuration marked best" % shape)
 print("\n%d baseline errors checked" % checked)
 for f in failures:
     print("FAIL " + f)
