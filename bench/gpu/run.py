@@ -9,8 +9,8 @@ DIR is what bench/gpu/prepare.sh wrote (bundle/, plan.json, tilec/ with
 libtilec_rt.so); it defaults to this script's folder.
 
 Per case (a kernel family at one shape) and tilec configuration:
- 1. verify: fresh random inputs; outputs and scratch poisoned (NaN, i32 -7);
-    one launch sequence; every output element must be written (no NaN left)
+ 1. verify: fresh random inputs; outputs and scratch (never inputs) poisoned
+    (NaN, i32 -7); one launch sequence; every output element must be written (no NaN left)
     and ||out - ref|| / ||ref|| below the case's stated bound, ref computed by
     PyTorch in float32 or float64 from the same inputs;
  2. time: CUDA events around each call on PyTorch's current stream, median
@@ -59,6 +59,9 @@ class Case:
     def __init__(self, shape_label):
         self.shape = shape_label
         self.tensors, self.scalars, self.variants = {}, {}, []
+        # {view: base}: a view is the leading rows of a base tensor (its
+        # declared shape), not memory of its own.
+        self.views = {}
         self.work = {}     # {"flop": n} or {"bytes": n}, for TFLOP/s or GB/s
 
     def variant(self, config, launches):
@@ -160,13 +163,14 @@ class PagedDecode(Case):
                 self.variant("splits1", [(plan.decode_key(1), attend)])
             else:
                 # The partials of s splits: the first s * tokens * heads rows
-                # (views of O_part / LSE_part, see part_views).
+                # of O_part / LSE_part (views).
                 self.variant("splits%d" % s, [
                     (plan.decode_key(s, "attend"), ["Q", "K_cache", "V_cache", "O_part%d" % s, "LSE_part%d" % s,
                                                     "block_tables", "context_lens", "softmax_scale"]),
                     (plan.decode_key(s, "combine"), ["O_part%d" % s, "LSE_part%d" % s, "O", "LSE"])])
                 self.tensors["O_part%d" % s] = ((s * B * H, D), "f32")
                 self.tensors["LSE_part%d" % s] = ((s * B * H, 1), "f32")
+                self.views.update({"O_part%d" % s: "O_part", "LSE_part%d" % s: "LSE_part"})
 
     @staticmethod
     def kernel_arg_name(name):
@@ -223,6 +227,18 @@ def all_cases():
 
 def kernel_arg_name(case, name):
     return PagedDecode.kernel_arg_name(name) if isinstance(case, PagedDecode) else name
+
+
+def poisoned(case):
+    """The tensors the verifying launch fills with NaN (i32: -7) first: the
+    outputs and the scratch, so that an element no kernel writes cannot pass.
+    Inputs keep their values; a view is poisoned through its base."""
+    return list(case.outputs) + list(case.scratch)
+
+
+def poison(case, T):
+    for n in poisoned(case):
+        T[n].fill_(float("nan") if T[n].is_floating_point() else -7)
 
 
 def launch_sequences(case):
@@ -545,19 +561,11 @@ def gpu_main(root, args):
     def allocate(case):
         T = {}
         for n, (shape, dtype) in case.tensors.items():
-            if isinstance(case, PagedDecode) and n[-1].isdigit():
-                continue   # views, below
-            T[n] = torch.empty(shape, device=dev, dtype=DTYPES[dtype])
-        if isinstance(case, PagedDecode):
-            for s in plan.DECODE_SPLITS[1:]:
-                T["O_part%d" % s] = T["O_part"][:s * case.B * case.H]
-                T["LSE_part%d" % s] = T["LSE_part"][:s * case.B * case.H]
+            if n not in case.views:
+                T[n] = torch.empty(shape, device=dev, dtype=DTYPES[dtype])
+        for n, base in case.views.items():
+            T[n] = T[base][:case.tensors[n][0][0]]
         return T
-
-    def poison(case, T):
-        for n in list(case.outputs) + list(case.scratch) + [n for n in T if n[-1].isdigit()]:
-            if n in T:
-                T[n].fill_(float("nan") if T[n].is_floating_point() else -7)
 
     def launcher(case, T, launches):
         calls = []

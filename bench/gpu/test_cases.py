@@ -1,0 +1,70 @@
+"""The harness's cases without a GPU or torch (ctest: bench.gpu_cases).
+
+The verifying launch poisons what the kernels write (outputs, scratch) so
+that an element no kernel writes cannot pass; it must leave the inputs as
+setup filled them, or the kernels compute on NaN and the case fails whatever
+the kernels do. Checked on run.py's own cases and poison().
+"""
+import math
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run  # noqa: E402
+
+
+class FakeTensor:
+    """What poison() uses of a torch tensor: its kind and fill_."""
+
+    def __init__(self, dtype):
+        self.dtype, self.filled = dtype, None
+
+    def is_floating_point(self):
+        return self.dtype != "i32"
+
+    def fill_(self, value):
+        self.filled = value
+
+
+def inputs(case):
+    """The tensors setup fills and no kernel writes."""
+    return set(case.tensors) - set(case.outputs) - set(case.scratch) - set(case.views)
+
+
+class PoisonTest(unittest.TestCase):
+    def test_every_case_poisons_outputs_and_scratch_only(self):
+        cases = run.all_cases()
+        self.assertTrue(any(isinstance(c, run.Moe) for c in cases))
+        for case in cases:
+            with self.subTest(family=case.family, shape=case.shape):
+                T = {n: FakeTensor(dtype) for n, (_, dtype) in case.tensors.items()}
+                run.poison(case, T)
+                for n in inputs(case):
+                    self.assertIsNone(T[n].filled, "input %s is poisoned" % n)
+                for n in list(case.outputs) + list(case.scratch):
+                    if T[n].dtype == "i32":
+                        self.assertEqual(T[n].filled, -7, n)
+                    else:
+                        self.assertTrue(math.isnan(T[n].filled), n)
+                # A view is poisoned through its base, which must be poisoned.
+                for view, base in case.views.items():
+                    self.assertIn(base, run.poisoned(case), view)
+
+    def test_moe_weights_are_inputs(self):
+        # W13 and W2 end in a digit, as the decode partials' views do.
+        case = next(c for c in run.all_cases() if isinstance(c, run.Moe))
+        self.assertLessEqual({"logits", "X", "W13", "W2"}, inputs(case))
+        self.assertFalse({"logits", "X", "W13", "W2"} & set(run.poisoned(case)))
+
+    def test_views_fit_their_base(self):
+        for case in run.all_cases():
+            for view, base in case.views.items():
+                (rows, *rest), dtype = case.tensors[view]
+                (base_rows, *base_rest), base_dtype = case.tensors[base]
+                self.assertEqual((rest, dtype), (base_rest, base_dtype), view)
+                self.assertLessEqual(rows, base_rows, view)
+
+
+if __name__ == "__main__":
+    unittest.main()
