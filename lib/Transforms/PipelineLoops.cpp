@@ -70,6 +70,31 @@ FailureOr<Value> recompute(OpBuilder &b, scf::ForOp loop, Value v, Value iv, IRM
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
+/// `load`'s indices recomputed at the builder's point for iteration `iv`; an
+/// error on `load` when they are not pure functions of the loop index.
+FailureOr<SmallVector<Value>> indicesAt(OpBuilder &b, scf::ForOp loop, tile::LoadOp load, Value iv) {
+  IRMapping map;
+  SmallVector<Value> idx;
+  for (Value v : load.getIndices()) {
+    FailureOr<Value> r = recompute(b, loop, v, iv, map);
+    if (failed(r))
+      return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
+    idx.push_back(*r);
+  }
+  return idx;
+}
+
+/// Redirects every use of `alloc` inside `loop` (but `load` and the view
+/// itself) to the view of this iteration's buffer, created after `after`.
+void readCurrentBuffer(OpBuilder &top, scf::ForOp loop, tile::AllocOp alloc, tile::LoadOp load, Value after,
+                       Value cur) {
+  top.setInsertionPointAfterValue(after);
+  Value curView = top.create<tile::ViewOp>(loop.getLoc(), alloc.getType(), alloc, cur, top.getI64IntegerAttr(0));
+  alloc.getResult().replaceUsesWithIf(curView, [&](OpOperand &use) {
+    return use.getOwner() != load && use.getOwner() != curView.getDefiningOp() && loop->isAncestor(use.getOwner());
+  });
+}
+
 struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
   using TilecPipelineLoopsBase::TilecPipelineLoopsBase;
 
@@ -194,44 +219,28 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
 
       // Prologue: iterations 0 .. S-2 into buffers 0 .. S-2, iteration S-1 into registers.
       for (int64_t s = 0; s < stages; ++s) {
-        IRMapping map;
-        Value iv = ivAt(b, s);
-        SmallVector<Value> idx;
-        for (Value v : load.getIndices()) {
-          FailureOr<Value> r = recompute(b, loop, v, iv, map);
-          if (failed(r))
-            return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
-          idx.push_back(*r);
-        }
+        FailureOr<SmallVector<Value>> idx = indicesAt(b, loop, load, ivAt(b, s));
+        if (failed(idx))
+          return failure();
         Value dst = staging;
         if (s < stages - 1)
           dst = b.create<tile::ViewOp>(loc, t, alloc, cst(b, s), nullptr);
-        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, dst);
+        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, dst);
       }
 
       // Every other use in the loop reads the buffer of this iteration. (The
       // insertion point is re-anchored: the previous load it pointed at may
       // have been erased.)
-      top.setInsertionPointAfterValue(ahead);
-      Value curView = top.create<tile::ViewOp>(loc, t, alloc, cur, i64(0));
-      alloc.getResult().replaceUsesWithIf(curView, [&](OpOperand &use) {
-        return use.getOwner() != load && use.getOwner() != curView.getDefiningOp() &&
-               loop->isAncestor(use.getOwner());
-      });
+      readCurrentBuffer(top, loop, alloc, load, ahead, cur);
 
       // In place of the load: commit iteration j+S-1, prefetch iteration j+S.
       OpBuilder lb2(load);
       Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
       lb2.create<tile::CopyOp>(load.getLoc(), staging, nextView);
-      IRMapping map;
-      SmallVector<Value> idx;
-      for (Value v : load.getIndices()) {
-        FailureOr<Value> r = recompute(lb2, loop, v, ahead, map);
-        if (failed(r))
-          return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
-        idx.push_back(*r);
-      }
-      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, staging);
+      FailureOr<SmallVector<Value>> idx = indicesAt(lb2, loop, load, ahead);
+      if (failed(idx))
+        return failure();
+      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, staging);
       load.erase();
     }
     loop->setAttr(kPipelined, UnitAttr::get(&getContext()));
@@ -263,38 +272,22 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       for (tile::LoadOp load : loads) {
         tile::AllocOp alloc = allocOf(load.getDest());
         alloc->setAttr(kBuffers, i64(stages));
-        IRMapping map;
-        Value iv = ivAt(b, lb, s);
-        SmallVector<Value> idx;
-        for (Value v : load.getIndices()) {
-          FailureOr<Value> r = recompute(b, loop, v, iv, map);
-          if (failed(r))
-            return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
-          idx.push_back(*r);
-        }
+        FailureOr<SmallVector<Value>> idx = indicesAt(b, loop, load, ivAt(b, lb, s));
+        if (failed(idx))
+          return failure();
         Value dst = b.create<tile::ViewOp>(loc, alloc.getType(), alloc, cst(b, s), nullptr);
-        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, dst)->setAttr(tile::attr::kAsync, asyncAttr);
+        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, dst)->setAttr(tile::attr::kAsync, asyncAttr);
       }
     for (tile::LoadOp load : loads) {
       tile::AllocOp alloc = allocOf(load.getDest());
       tile::TileType t = alloc.getType();
-      top.setInsertionPointAfterValue(ahead);
-      Value curView = top.create<tile::ViewOp>(loc, t, alloc, cur, i64(0));
-      alloc.getResult().replaceUsesWithIf(curView, [&](OpOperand &use) {
-        return use.getOwner() != load && use.getOwner() != curView.getDefiningOp() &&
-               loop->isAncestor(use.getOwner());
-      });
+      readCurrentBuffer(top, loop, alloc, load, ahead, cur);
       OpBuilder lb2(load);
       Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
-      IRMapping map;
-      SmallVector<Value> idx;
-      for (Value v : load.getIndices()) {
-        FailureOr<Value> r = recompute(lb2, loop, v, ahead, map);
-        if (failed(r))
-          return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
-        idx.push_back(*r);
-      }
-      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), idx, nextView)->setAttr(tile::attr::kAsync, asyncAttr);
+      FailureOr<SmallVector<Value>> idx = indicesAt(lb2, loop, load, ahead);
+      if (failed(idx))
+        return failure();
+      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, nextView)->setAttr(tile::attr::kAsync, asyncAttr);
       load.erase();
     }
     loop->setAttr(tile::attr::kAsyncPending, i64((stages - 2) * static_cast<int64_t>(loads.size())));
