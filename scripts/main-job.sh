@@ -2,7 +2,8 @@
 # Quick start, first command: set up, build, then compile the shipped GEMM for
 # each supported target (gfx942, gfx90a, gfx1151), show its code-object report,
 # and run it on the best device present (a HIP GPU if there is one, else the CPU
-# wavefront emulator), verified against the CPU reference; then the fp8 GEMM on gfx942.
+# wavefront emulator), verified against the CPU reference; then the fp8 GEMM on gfx942
+# and the GEMM for NVIDIA sm_90a (report, emulator run).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TILEC_BUILD_DIR:-$root/build}"
@@ -25,3 +26,11 @@ fp8=(-p dtype=fp8 -p scale_a=0.375 -p scale_b=-2.5)
 echo
 echo "== tilec --kernel=gemm ${shape[*]} ${fp8[*]} --offload-arch=gfx942 --run --device=auto"
 "$tilec" --kernel=gemm "${shape[@]}" "${fp8[@]}" --offload-arch=gfx942 --run --device=auto
+# NVIDIA Hopper through the same pipeline (a cubin through the CUDA toolkit's
+# nvJitLink; no GPU needed), verified in the emulator with its warp-level
+# mma.sync semantics.
+echo
+echo "== tilec --kernel=gemm ${shape[*]} --offload-arch=sm_90a --emit=report"
+"$tilec" --kernel=gemm "${shape[@]}" --offload-arch=sm_90a --emit=report
+echo "== tilec --kernel=gemm -p M=300 -p N=264 -p K=200 --offload-arch=sm_90a --run --device=emulator"
+"$tilec" --kernel=gemm -p M=300 -p N=264 -p K=200 --offload-arch=sm_90a --run --device=emulator
