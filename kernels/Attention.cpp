@@ -479,7 +479,7 @@ KernelInfo attentionKernelInfo() {
       {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
       {"block_m", "64", "query rows per workgroup"},
       {"block_n", "64", "keys per step of the key loop"},
-      {"waves", "4", "wavefronts per workgroup (NVIDIA targets: 8, with block_m=128 block_n=32)"},
+      {"waves", "4", "wavefronts per workgroup (NVIDIA targets: 8, with block_m=128 block_n=32; gfx1151: block_n=32)"},
   };
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     Result<AttentionParams> a = readParams(name, params, given);
@@ -490,12 +490,16 @@ KernelInfo attentionKernelInfo() {
   // NVIDIA: 8 warps, 128 query rows over 32 keys per step (O, S and P fit in
   // 244 registers per thread, no local memory; 64 keys spill). On the H200,
   // 128 rows ran 1.6-1.8x faster than 64 (half the K/V reads; docs/perf/h200).
+  // gfx1151 (wave32 WMMA): 32 keys per step as well; with 16-byte K/V loads a
+  // 64-key step takes 247-256 of its 256 VGPRs and spills with GQA.
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
-    if (t.vendor != Vendor::NVIDIA)
-      return;
-    p.try_emplace("waves", "8");
-    p.try_emplace("block_m", "128");
-    p.try_emplace("block_n", "32");
+    if (t.vendor == Vendor::NVIDIA) {
+      p.try_emplace("waves", "8");
+      p.try_emplace("block_m", "128");
+      p.try_emplace("block_n", "32");
+    } else if (t.waveSize == 32) {
+      p.try_emplace("block_n", "32");
+    }
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
     Result<AttentionParams> a = readParams(name, params, given);
