@@ -209,38 +209,6 @@ LdsCost modelCost(tile::AllocOp tile, const LdsLayout &layout, const AccessWidth
   return cost;
 }
 
-/// The global run length of a tile.load: how many consecutive elements of a
-/// row one load may move (a power of two, at most 16 bytes), given what is
-/// known of the source tensor (its `tile.divisibility`: rows are whole
-/// multiples of it and aligned), the column it starts at and the tile's
-/// width. A window keeps the runs whole and aligned when its column origin and
-/// width are known multiples of the run too (its rows are the tensor's).
-/// Tensors without the attribute: 1.
-int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
-  auto t = cast<tile::TileType>(l.getDest().getType());
-  if (t.getRank() != 2 || l.getIndices().size() != 2)
-    return 1;
-  int64_t multiple = knownMultiple(l.getIndices()[1]);  // 0: any
-  Value source = l.getSource();
-  while (auto w = source.getDefiningOp<tile::WindowOp>()) {
-    if (w.getOrigin().size() != 2 || w.getSizes().size() != 2)
-      return 1;
-    multiple = std::gcd(multiple, std::gcd(knownMultiple(w.getOrigin()[1]), knownMultiple(w.getSizes()[1])));
-    source = w.getSource();
-  }
-  auto arg = dyn_cast<BlockArgument>(source);
-  auto f = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
-  auto div = f ? f.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility) : nullptr;
-  if (!div)
-    return 1;
-  for (int64_t w = 16 / elemBytes; w >= 2; w /= 2)
-    if (div.getInt() % w == 0 && (multiple == 0 || multiple % w == 0) && t.cols() % w == 0)
-      return w;
-  return 1;
-}
-
-/// The run length of every tile.load that fills LDS tile `a` (directly, or
-/// through a staging tile that a tile.copy writes into it): the smallest.
 int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
   int64_t run = 0;
   auto visit = [&](tile::LoadOp l) { run = run == 0 ? loadRunOf(l, elemBytes) : std::min(run, loadRunOf(l, elemBytes)); };

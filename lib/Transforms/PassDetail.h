@@ -28,6 +28,17 @@ tile::AllocOp rootAllocOf(mlir::Value tile);
 /// from constants, products and sums; 0 when v is known to be 0.
 int64_t knownMultiple(mlir::Value v);
 
+/// The global run length of a tile.load: how many consecutive elements of a
+/// row one load may move (a power of two, at most 16 bytes), given what is
+/// known of the source tensor (its `tile.divisibility`: rows are whole
+/// multiples of it and aligned), the column it starts at and the tile's
+/// width. A window keeps the runs whole and aligned when its column origin and
+/// width are known multiples of the run too (its rows are the tensor's).
+/// Tensors without the attribute: 1.
+/// Shared by tilec-allocate-lds (the load width) and tilec-pipeline-loops
+/// (whether a load can be an asynchronous copy of at least 4 bytes).
+int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes);
+
 /// An access width (`load_vec`, `write_vec`, `read_vec`) that
 /// tilec-allocate-lds recorded on an alloc; 1 when absent.
 int64_t accessWidth(mlir::Operation *alloc, llvm::StringRef name);

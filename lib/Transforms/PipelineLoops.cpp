@@ -26,20 +26,14 @@ constexpr const char *kBuffers = "buffers";
 constexpr int64_t kReservedVgprs = 128;
 constexpr const char *kPipelined = "tile.pipelined";
 
-/// Whether `load` can be an asynchronous copy: its source rows are known to
-/// be multiples of 4 bytes and aligned to them (tile.divisibility), the least
-/// cp.async moves. Otherwise (e.g. a GEMM with an odd K) the loop prefetches
+/// Whether `load` can be an asynchronous copy: it moves runs of at least 4
+/// bytes (cp.async's least), as tilec-allocate-lds will size them
+/// (loadRunOf). Otherwise (e.g. a GEMM with an odd K) the loop prefetches
 /// through registers, which moves single elements.
 bool asyncCopyable(tile::LoadOp load) {
-  Value src = load.getSource();
-  while (auto w = src.getDefiningOp<tile::WindowOp>())
-    src = w.getSource();
-  auto arg = dyn_cast<BlockArgument>(src);
-  auto f = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
-  auto div = f ? f.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility) : nullptr;
   auto t = cast<tile::TileType>(load.getDest().getType());
   const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
-  return div && div.getInt() * eb >= 4;
+  return loadRunOf(load, eb) * eb >= 4;
 }
 
 int64_t tileBytes(tile::TileType t) {
