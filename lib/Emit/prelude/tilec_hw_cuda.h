@@ -21,16 +21,6 @@
 
 namespace tl {
 
-typedef short short4_t __attribute__((ext_vector_type(4)));
-typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
-typedef float float4_t __attribute__((ext_vector_type(4)));
-typedef float float16_t __attribute__((ext_vector_type(16)));
-typedef short short16_t __attribute__((ext_vector_type(16)));
-typedef _Float16 half16_t __attribute__((ext_vector_type(16)));
-typedef float float8_t __attribute__((ext_vector_type(8)));
-typedef char byte8_t __attribute__((ext_vector_type(8)));
-typedef unsigned uint2_t __attribute__((ext_vector_type(2)));  // 8 raw bytes (one 64-bit access)
-typedef unsigned uint4_t __attribute__((ext_vector_type(4)));  // 16 raw bytes (one 128-bit access)
 #define TL_HW_HAS_MMA_SYNC 1
 
 namespace hw {
