@@ -239,16 +239,29 @@ KernelInfo moeGateKernelInfo() {
 // block_n columns) gathers each token's j-th expert row of Y through the
 // positions, scales it by the weight and adds, j in order.
 
+int64_t moeDivisibility(int64_t extent, DType dtype) {
+  int64_t d = 1;
+  while (d < 16 / dtypeBytes(dtype) && extent % (2 * d) == 0)
+    d *= 2;
+  return d;
+}
+
 std::string moeExpertsKernelName(const MoeExpertsConfig &c) {
   const char *part = c.part == MoeExpertsConfig::Part::GateUp ? "gate_up"
                      : c.part == MoeExpertsConfig::Part::Down ? "down"
                                                                : "combine";
   std::string name = "moe_" + std::string(part) + "_" + dtypeName(c.dtype) + "_" + std::to_string(c.blockM) + "x" +
                      std::to_string(c.blockN);
+  // What the rows are assumed to be multiples of: the hidden size's, then
+  // the intermediate size's (none: rows of any length).
+  const std::string div = c.divisibilityHidden > 1 || c.divisibilityInter > 1
+                              ? "_div" + std::to_string(c.divisibilityHidden) + "x" + std::to_string(c.divisibilityInter)
+                              : "";
   if (c.part == MoeExpertsConfig::Part::Combine)
     return "moe_combine_" + std::string(dtypeName(c.dtype)) + "_" + std::to_string(16 * c.waves) + "x" +
-           std::to_string(c.blockN) + "_k" + std::to_string(c.topk) + "_w" + std::to_string(c.waves);
-  return name + "x" + std::to_string(c.blockK) + "_w" + std::to_string(c.waves);
+           std::to_string(c.blockN) + "_k" + std::to_string(c.topk) + "_w" + std::to_string(c.waves) + div;
+  return name + "x" + std::to_string(c.blockK) + "_w" + std::to_string(c.waves) +
+         (c.stages > 1 ? "_s" + std::to_string(c.stages) : "") + div;
 }
 
 namespace {
@@ -268,8 +281,11 @@ Result<Kernel> buildExpertGemm(const MoeExpertsConfig &c) {
   const bool gateUp = c.part == MoeExpertsConfig::Part::GateUp;
   const int64_t BM = c.blockM, BN = c.blockN, BK = c.blockK;
   KernelBuilder kb(moeExpertsKernelName(c), {.numWaves = c.waves});
-  Tensor A = kb.tensor(gateUp ? "X" : "H", c.dtype, 2);     // [tokens, hidden] or [P, I]
-  Tensor W = kb.tensor(gateUp ? "W13" : "W2", c.dtype, 2);  // [E * 2I, hidden] or [E * hidden, I]
+  // The k extent (hidden for gate_up, intermediate for down) is a multiple of
+  // dk: A's and W's rows load (and gather) dk elements at a time.
+  const TensorOptions rowsOfK{.divisibility = gateUp ? c.divisibilityHidden : c.divisibilityInter};
+  Tensor A = kb.tensor(gateUp ? "X" : "H", c.dtype, 2, rowsOfK);     // [tokens, hidden] or [P, I]
+  Tensor W = kb.tensor(gateUp ? "W13" : "W2", c.dtype, 2, rowsOfK);  // [E * 2I, hidden] or [E * hidden, I]
   std::optional<Tensor> sorted;
   if (gateUp)
     sorted = kb.tensor("sorted_token_ids", DType::i32, 1);
@@ -291,7 +307,7 @@ Result<Kernel> buildExpertGemm(const MoeExpertsConfig &c) {
     Tile bg = kb.ldsTile("wg_lds", {BN, BK}, c.dtype), bu = kb.ldsTile("wu_lds", {BN, BK}, c.dtype);
     Tile up = kb.regTile("up", {BM, BN}, DType::f32);
     kb.fill(up, 0.0);
-    kb.forLoop(0, numK, 1, {.name = "kt"}, [&](Index kt) {
+    kb.forLoop(0, numK, 1, {.numStages = c.stages, .name = "kt"}, [&](Index kt) {
       Index k = kt * BK;
       kb.gather(A, *sorted, row, k, a);
       kb.load(Wg, {col, k}, bg);
@@ -304,7 +320,7 @@ Result<Kernel> buildExpertGemm(const MoeExpertsConfig &c) {
   } else {
     Tensor We = kb.window(W, {be.safe * N, 0}, {N, K});
     Tile b = kb.ldsTile("w_lds", {BN, BK}, c.dtype);
-    kb.forLoop(0, numK, 1, {.name = "kt"}, [&](Index kt) {
+    kb.forLoop(0, numK, 1, {.numStages = c.stages, .name = "kt"}, [&](Index kt) {
       Index k = kt * BK;
       kb.load(A, {row, k}, a);
       kb.load(We, {col, k}, b);
@@ -323,7 +339,8 @@ Result<Kernel> buildCombine(const MoeExpertsConfig &c) {
   // 16 tokens per wave: the weights are row vectors of the tokens' rows.
   const int64_t BM = 16 * c.waves, BN = c.blockN;
   KernelBuilder kb(moeExpertsKernelName(c), {.numWaves = c.waves});
-  Tensor Y = kb.tensor("Y", DType::f32, 2);               // [P, hidden]
+  // Y's rows (hidden f32 elements) gather in runs of what hidden is a multiple of, up to 16 bytes.
+  Tensor Y = kb.tensor("Y", DType::f32, 2, {.divisibility = std::min<int64_t>(c.divisibilityHidden, 4)});  // [P, hidden]
   Tensor pos = kb.tensor("positions", DType::i32, 1);     // [k * tokens]
   Tensor weights = kb.tensor("topk_weights", DType::f32, 2);  // [tokens, k]
   Tensor Out = kb.tensor("out", c.dtype, 2);              // [tokens, hidden]
@@ -547,14 +564,15 @@ KernelInfo moeExpertsKernelInfo() {
       {"tokens", "64", "tokens (run-time; used by --run)"},
       {"experts", "8", "experts (run-time; used by --run)"},
       {"topk", "2", "experts per token, 1..8 (combine)"},
-      {"hidden", "128", "hidden size (run-time; used by --run)"},
-      {"intermediate", "256", "intermediate size (run-time; used by --run)"},
+      {"hidden", "128", "hidden size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
+      {"intermediate", "256", "intermediate size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
       {"routing", "random", "--run: random | one (every token's first choice is expert experts/2)"},
       {"dtype", "bf16", "bf16 | f16"},
       {"block_m", "32", "sorted rows per block (the alignment's padding)"},
       {"block_n", "64", "output columns per workgroup"},
       {"block_k", "32", "k step"},
       {"waves", "4", "wavefronts per workgroup"},
+      {"stages", "2", "software-pipelining depth of the gate_up and down k loops (1..4)"},
   };
   auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<MoeExpertsProblemConfig> {
     ParamReader p(name, params, given);
@@ -576,8 +594,11 @@ KernelInfo moeExpertsKernelInfo() {
     k.blockN = p.integer("block_n", 16, 256);
     k.blockK = p.integer("block_k", 16, 128);
     k.waves = static_cast<int>(p.integer("waves", 1, 16));
+    k.stages = static_cast<int>(p.integer("stages", 1, 4));
     if (!p.ok())
       return p.error();
+    k.divisibilityHidden = moeDivisibility(c.hidden, k.dtype);
+    k.divisibilityInter = moeDivisibility(c.intermediate, k.dtype);
     if (k.topk > c.experts)
       return Error{"kernel 'moe_experts': topk (" + std::to_string(k.topk) + ") exceeds experts (" +
                    std::to_string(c.experts) + ")"};
@@ -780,6 +801,7 @@ KernelInfo moeAlignKernelInfo() {
       {"routing", "random", "--run: random | one (every token's first choice is expert experts/2)"},
       {"block_m", "32", "the expert GEMMs' block_m: segments are padded to it"},
       {"waves", "4", "wavefronts per workgroup"},
+      {"stages", "2", "software-pipelining depth of the expert GEMMs' k loops (1..4)"},
   };
   struct Read {
     MoeAlignConfig config;
@@ -852,8 +874,8 @@ KernelInfo moeKernelInfo() {
       {"tokens", "64", "tokens (run-time; used by --run), at most 65536"},
       {"experts", "8", "experts, 1..64"},
       {"topk", "2", "experts per token, 1..8"},
-      {"hidden", "128", "hidden size (run-time; used by --run)"},
-      {"intermediate", "256", "intermediate size (run-time; used by --run)"},
+      {"hidden", "128", "hidden size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
+      {"intermediate", "256", "intermediate size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
       {"renormalize", "1", "1: the k weights are divided by their sum"},
       {"routing", "random", "--run: random logits | one (expert experts/2 has the largest logit of every token)"},
       {"dtype", "bf16", "bf16 | f16 (logits, activations, weights, output)"},
@@ -861,6 +883,7 @@ KernelInfo moeKernelInfo() {
       {"block_n", "64", "output columns per workgroup of the expert GEMMs and the combine"},
       {"block_k", "32", "k step of the expert GEMMs"},
       {"waves", "4", "wavefronts per workgroup"},
+      {"stages", "2", "software-pipelining depth of the expert GEMMs' k loops (1..4)"},
   };
   struct Read {
     std::string part;
@@ -884,6 +907,7 @@ KernelInfo moeKernelInfo() {
     const int64_t BM = p.integer("block_m", 16, 256), BN = p.integer("block_n", 16, 256),
                   BK = p.integer("block_k", 16, 128);
     const int waves = static_cast<int>(p.integer("waves", 1, 16));
+    const int stages = static_cast<int>(p.integer("stages", 1, 4));
     if (!p.ok())
       return p.error();
     if (K > E)
@@ -896,6 +920,11 @@ KernelInfo moeKernelInfo() {
     r.experts.blockN = BN;
     r.experts.blockK = BK;
     r.experts.waves = waves;
+    r.experts.stages = stages;
+    // The expert kernels assume what hidden and intermediate are multiples
+    // of (specialised on that, not on the sizes).
+    r.experts.divisibilityHidden = moeDivisibility(r.hidden, dtype);
+    r.experts.divisibilityInter = moeDivisibility(r.intermediate, dtype);
     r.experts.part = r.part == "down"      ? MoeExpertsConfig::Part::Down
                      : r.part == "combine" ? MoeExpertsConfig::Part::Combine
                                            : MoeExpertsConfig::Part::GateUp;

@@ -50,7 +50,19 @@ struct MoeExpertsConfig {
   int64_t blockN = 64;
   int64_t blockK = 32;
   int waves = 4;
+  /// k-loop pipelining depth of gate_up and down (1: none).
+  int stages = 2;
+  /// What hidden and intermediate are multiples of, in elements (powers of
+  /// two up to 16 bytes; moeDivisibility): the rows of X, W13, W2, H and Y
+  /// are then loaded and gathered in runs of that many elements.
+  int64_t divisibilityHidden = 1;
+  int64_t divisibilityInter = 1;
 };
+
+/// The divisibility an expert kernel for a hidden (or intermediate) size of
+/// `extent` elements of `dtype` may assume: the largest power of two dividing
+/// it, at most 16 bytes of elements.
+int64_t moeDivisibility(int64_t extent, DType dtype);
 
 std::string moeExpertsKernelName(const MoeExpertsConfig &config);
 Result<Kernel> buildMoeExperts(const MoeExpertsConfig &config);

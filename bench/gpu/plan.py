@@ -98,12 +98,14 @@ def _decode_params(splits, part):
 MOE = {"experts": 8, "topk": 2, "hidden": 4096, "intermediate": 14336, "renormalize": 1}
 MOE_TOKENS = [16, 4096]
 MOE_CONFIGS = [{"block_m": 32, "block_n": 64, "block_k": 32, "waves": 4},
-               {"block_m": 64, "block_n": 128, "block_k": 32, "waves": 8}]
+               {"block_m": 64, "block_n": 128, "block_k": 32, "waves": 8},
+               {"block_m": 64, "block_n": 128, "block_k": 64, "waves": 8, "stages": 3},
+               {"block_m": 16, "block_n": 128, "block_k": 64, "waves": 4, "stages": 4}]
 MOE_PARTS = ["gate", "align", "gate_up", "down", "combine"]
 
 
 def moe_config_label(cfg):
-    return "%dx%dx%d_w%d" % (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["waves"])
+    return "%dx%dx%d_w%d_s%d" % (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["waves"], cfg.get("stages", 2))
 
 
 def moe_key(cfg, part):
@@ -111,7 +113,9 @@ def moe_key(cfg, part):
 
 
 def _moe_params(cfg, part):
-    return {"experts": MOE["experts"], "topk": MOE["topk"], "renormalize": MOE["renormalize"], "part": part, **cfg}
+    # hidden and intermediate: the expert kernels are specialised on what they are multiples of.
+    return {"experts": MOE["experts"], "topk": MOE["topk"], "renormalize": MOE["renormalize"],
+            "hidden": MOE["hidden"], "intermediate": MOE["intermediate"], "part": part, **cfg}
 
 
 def compile_jobs():

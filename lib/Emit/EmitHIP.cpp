@@ -362,7 +362,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case([&](tile::GatherOp g) -> LogicalResult {
         if (!cast<tile::TileType>(g.getDest().getType()).isLds())
           return g.emitOpError() << "gathers into register tiles are not supported by the HIP emitter yet";
-        line() << "tl::gather_tile<" << threads << ">(" << name(g.getDest()) << ", "
+        const int64_t run = loadVecOf(g.getDest());
+        line() << (g->hasAttr(tile::attr::kAsync) ? "tl::gather_tile_async<" : "tl::gather_tile<") << threads
+               << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
+               << name(g.getDest()) << ", "
                << name(g.getSource()) << "_g, " << name(g.getIds()) << "_g, "
                << name(g.getIdsOffset()) << ", " << name(g.getCol()) << ");\n";
         return success();

@@ -71,7 +71,7 @@ int64_t contiguousRun(const LdsLayout &layout, int64_t limit) {
 /// device prelude issues on LDS tile `tile` when its rows are `stride`
 /// elements apart: the cooperative writes of load (thread t writes run
 /// t + i*threads of `widths.load` elements, row-major, `widths.write` elements
-/// per write; a staging copy writes as load does), gather and fill (one
+/// per write; a staging copy and a gather write as load does), fill (one
 /// element per write), and the operand reads of tile.gemm (per the chosen
 /// instruction's lane layout, docs/hardware.md sections 1-2: `widths.read`
 /// elements per read along a row, one element per read down a column).
@@ -101,9 +101,9 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
     users.append(v.getUsers().begin(), v.getUsers().end());
   for (Operation *user : users) {
     Value dest;
-    bool runs = false;  // written in runs (load, staging copy), else element by element
+    bool runs = false;  // written in runs (load, gather, staging copy), else element by element
     if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest(), runs = true;
-    else if (auto g = dyn_cast<tile::GatherOp>(user)) dest = g.getDest();
+    else if (auto g = dyn_cast<tile::GatherOp>(user)) dest = g.getDest(), runs = true;
     else if (auto f = dyn_cast<tile::FillOp>(user)) dest = f.getDest();
     else if (auto c = dyn_cast<tile::CopyOp>(user); c && isStaging(c.getSource()))
       dest = c.getDest(), runs = true;  // a staging tile is written as load_tile writes
@@ -211,11 +211,14 @@ LdsCost modelCost(tile::AllocOp tile, const LdsLayout &layout, const AccessWidth
 
 int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
   int64_t run = 0;
-  auto visit = [&](tile::LoadOp l) { run = run == 0 ? loadRunOf(l, elemBytes) : std::min(run, loadRunOf(l, elemBytes)); };
+  auto take = [&](int64_t r) { run = run == 0 ? r : std::min(run, r); };
+  auto visit = [&](tile::LoadOp l) { take(loadRunOf(l, elemBytes)); };
   for (Value v : tileAndViews(a))
     for (Operation *u : v.getUsers()) {
       if (auto l = dyn_cast<tile::LoadOp>(u); l && l.getDest() == v)
         visit(l);
+      if (auto g = dyn_cast<tile::GatherOp>(u); g && g.getDest() == v)
+        take(gatherRunOf(g, elemBytes));
       if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getDest() == v && isStaging(c.getSource()))
         if (tile::AllocOp src = allocOf(c.getSource()))
           for (Operation *su : src->getUsers())

@@ -1,6 +1,7 @@
 #include "Transforms/PassDetail.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cstdlib>
@@ -49,6 +50,18 @@ int64_t knownMultipleAt(Value v, int depth) {
     return 1;  // deep expressions: assume nothing (and bound the recursion)
   if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
     return c.value() == 0 ? 0 : c.value() < -kCap || c.value() > kCap ? kCap : std::abs(c.value());
+  // The innermost extent of a tensor argument is a multiple of its declared
+  // divisibility (the launch checks it).
+  if (auto d = v.getDefiningOp<memref::DimOp>()) {
+    auto arg = dyn_cast<BlockArgument>(d.getSource());
+    auto f = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+    auto div = f ? f.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility) : nullptr;
+    std::optional<int64_t> axis = d.getConstantIndex();
+    auto type = dyn_cast<MemRefType>(d.getSource().getType());
+    if (div && axis && type && *axis == type.getRank() - 1)
+      return div.getInt();
+    return 1;
+  }
   if (auto m = v.getDefiningOp<arith::MulIOp>()) {
     int64_t a = knownMultipleAt(m.getLhs(), depth + 1), b = knownMultipleAt(m.getRhs(), depth + 1);
     return a == 0 || b == 0 ? 0 : std::min(kCap, a * b);
@@ -63,12 +76,13 @@ int64_t knownMultipleAt(Value v, int depth) {
 
 int64_t knownMultiple(Value v) { return knownMultipleAt(v, 0); }
 
-int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
-  auto t = cast<tile::TileType>(l.getDest().getType());
-  if (t.getRank() != 2 || l.getIndices().size() != 2)
+namespace {
+/// The run of a copy of whole-row pieces of `source` (rows of tile type `t`)
+/// starting at column `col`: see loadRunOf.
+int64_t rowRunOf(Value source, Value col, tile::TileType t, int64_t elemBytes) {
+  if (t.getRank() != 2)
     return 1;
-  int64_t multiple = knownMultiple(l.getIndices()[1]);  // 0: any
-  Value source = l.getSource();
+  int64_t multiple = knownMultiple(col);  // 0: any
   while (auto w = source.getDefiningOp<tile::WindowOp>()) {
     if (w.getOrigin().size() != 2 || w.getSizes().size() != 2)
       return 1;
@@ -84,6 +98,17 @@ int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
     if (div.getInt() % w == 0 && (multiple == 0 || multiple % w == 0) && t.cols() % w == 0)
       return w;
   return 1;
+}
+} // namespace
+
+int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
+  if (l.getIndices().size() != 2)
+    return 1;
+  return rowRunOf(l.getSource(), l.getIndices()[1], cast<tile::TileType>(l.getDest().getType()), elemBytes);
+}
+
+int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes) {
+  return rowRunOf(g.getSource(), g.getCol(), cast<tile::TileType>(g.getDest().getType()), elemBytes);
 }
 
 /// The run length of every tile.load that fills LDS tile `a` (directly, or

@@ -38,6 +38,9 @@ int64_t knownMultiple(mlir::Value v);
 /// Shared by tilec-allocate-lds (the load width) and tilec-pipeline-loops
 /// (whether a load can be an asynchronous copy of at least 4 bytes).
 int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes);
+/// The same for a tile.gather: the rows it picks are whole rows of its
+/// source, so the run depends on the source and the column alone.
+int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes);
 
 /// An access width (`load_vec`, `write_vec`, `read_vec`) that
 /// tilec-allocate-lds recorded on an alloc; 1 when absent.

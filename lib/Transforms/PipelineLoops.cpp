@@ -36,6 +36,13 @@ bool asyncCopyable(tile::LoadOp load) {
   return loadRunOf(load, eb) * eb >= 4;
 }
 
+/// The same for a gather (gatherRunOf).
+bool asyncCopyable(tile::GatherOp gather) {
+  auto t = cast<tile::TileType>(gather.getDest().getType());
+  const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
+  return gatherRunOf(gather, eb) * eb >= 4;
+}
+
 int64_t tileBytes(tile::TileType t) {
   int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
   return (t.getNumElements() * eb + 15) / 16 * 16;
@@ -64,23 +71,36 @@ FailureOr<Value> recompute(OpBuilder &b, scf::ForOp loop, Value v, Value iv, IRM
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-/// `load`'s indices recomputed at the builder's point for iteration `iv`; an
-/// error on `load` when they are not pure functions of the loop index.
-FailureOr<SmallVector<Value>> indicesAt(OpBuilder &b, scf::ForOp loop, tile::LoadOp load, Value iv) {
+/// `values` (an op's indices) recomputed at the builder's point for iteration
+/// `iv`; an error on `op` when they are not pure functions of the loop index.
+FailureOr<SmallVector<Value>> valuesAt(OpBuilder &b, scf::ForOp loop, Operation *op, ValueRange values, Value iv) {
   IRMapping map;
   SmallVector<Value> idx;
-  for (Value v : load.getIndices()) {
+  for (Value v : values) {
     FailureOr<Value> r = recompute(b, loop, v, iv, map);
     if (failed(r))
-      return load.emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
+      return op->emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
     idx.push_back(*r);
   }
   return idx;
 }
+FailureOr<SmallVector<Value>> indicesAt(OpBuilder &b, scf::ForOp loop, tile::LoadOp load, Value iv) {
+  return valuesAt(b, loop, load, load.getIndices(), iv);
+}
 
-/// Redirects every use of `alloc` inside `loop` (but `load` and the view
-/// itself) to the view of this iteration's buffer, created after `after`.
-void readCurrentBuffer(OpBuilder &top, scf::ForOp loop, tile::AllocOp alloc, tile::LoadOp load, Value after,
+/// A copy of `gather` for iteration `iv` into `dest`, asynchronous.
+LogicalResult gatherAt(OpBuilder &b, scf::ForOp loop, tile::GatherOp gather, Value iv, Value dest) {
+  FailureOr<SmallVector<Value>> v = valuesAt(b, loop, gather, {gather.getIdsOffset(), gather.getCol()}, iv);
+  if (failed(v))
+    return failure();
+  b.create<tile::GatherOp>(gather.getLoc(), gather.getSource(), gather.getIds(), (*v)[0], (*v)[1], dest)
+      ->setAttr(tile::attr::kAsync, UnitAttr::get(b.getContext()));
+  return success();
+}
+
+/// Redirects every use of `alloc` inside `loop` (but `load`, the op that
+/// fills it, and the view itself) to the view of this iteration's buffer, created after `after`.
+void readCurrentBuffer(OpBuilder &top, scf::ForOp loop, tile::AllocOp alloc, Operation *load, Value after,
                        Value cur) {
   top.setInsertionPointAfterValue(after);
   Value curView = top.create<tile::ViewOp>(loop.getLoc(), alloc.getType(), alloc, cur, top.getI64IntegerAttr(0));
@@ -108,13 +128,14 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
         return signalPassFailure();
   }
 
-  /// The loads of `loop` that can be pipelined: global -> LDS tile, the tile
-  /// allocated outside the loop and used only inside it, its indices pure
-  /// functions of the induction variable and values defined outside.
-  SmallVector<tile::LoadOp> candidates(scf::ForOp loop) {
-    SmallVector<tile::LoadOp> out;
+  /// The loads (or gathers) of `loop` that can be pipelined: global -> LDS
+  /// tile, the tile allocated outside the loop and used only inside it, its
+  /// indices pure functions of the induction variable and values defined
+  /// outside.
+  template <class Op> SmallVector<Op> candidates(scf::ForOp loop) {
+    SmallVector<Op> out;
     for (Operation &op : *loop.getBody()) {
-      auto load = dyn_cast<tile::LoadOp>(op);
+      auto load = dyn_cast<Op>(op);
       if (!load)
         continue;
       auto alloc = allocOf(load.getDest());
@@ -133,8 +154,17 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
 
   LogicalResult pipeline(func::FuncOp f, scf::ForOp loop, const TargetInfo &target) {
     int64_t requested = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages).getInt();
-    SmallVector<tile::LoadOp> loads = candidates(loop);
-    if (loads.empty()) {
+    SmallVector<tile::LoadOp> loads = candidates<tile::LoadOp>(loop);
+    // Targets with asynchronous copies move tiles into LDS without registers:
+    // pipelining costs them no VGPRs. Gathers are pipelined only so (there is
+    // no register-prefetch form of a gather).
+    SmallVector<tile::GatherOp> gathers = candidates<tile::GatherOp>(loop);
+    const bool async = target.asyncCopyBytes > 0 &&
+                       llvm::all_of(loads, [](tile::LoadOp l) { return asyncCopyable(l); }) &&
+                       llvm::all_of(gathers, [](tile::GatherOp g) { return asyncCopyable(g); });
+    if (!async)
+      gathers.clear();
+    if (loads.empty() && gathers.empty()) {
       loop.emitRemark() << "num_stages = " << requested
                         << " has no effect: the loop loads no LDS tile that can be pipelined";
       return success();
@@ -145,6 +175,8 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     llvm::SmallPtrSet<Operation *, 4> pipelined;
     for (tile::LoadOp l : loads)
       pipelined.insert(allocOf(l.getDest()));
+    for (tile::GatherOp g : gathers)
+      pipelined.insert(allocOf(g.getDest()));
     f.walk([&](tile::AllocOp a) {
       if (a.getType().isLds())
         (pipelined.count(a) ? perStage : fixed) += tileBytes(a.getType());
@@ -159,11 +191,6 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     f.walk([&](tile::AllocOp a) {
       if (a.getType().isReg() && a.getType().getRank() == 2)
         accVgprs += (a.getType().getNumElements() + threads - 1) / threads;
-    });
-    // Targets with asynchronous copies move tiles into LDS without registers:
-    // pipelining costs them no VGPRs.
-    const bool async = target.asyncCopyBytes > 0 && llvm::all_of(loads, [](tile::LoadOp l) {
-      return asyncCopyable(l);
     });
     int64_t vgprs = prefetchVgprs + (target.hasAgprs ? 0 : accVgprs) + kReservedVgprs;
     if (stages > 1 && !async && vgprs > target.maxVgprPerWave) {
@@ -201,7 +228,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
 
     if (async)
-      return pipelineAsync(loop, loads, stages, cur, next, lb, step);
+      return pipelineAsync(loop, loads, gathers, stages, cur, next, lb, step);
     for (tile::LoadOp load : loads) {
       tile::AllocOp alloc = allocOf(load.getDest());
       tile::TileType t = alloc.getType();
@@ -247,8 +274,8 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
   /// (S-2) groups per load still in flight), and after the loop's first
   /// barrier (every wave is done with iteration j-1's buffer) copies iteration
   /// j+S-1 into that buffer, `next`, then computes on `cur`.
-  LogicalResult pipelineAsync(scf::ForOp loop, ArrayRef<tile::LoadOp> loads, int64_t stages, Value cur, Value next,
-                              Value lb, Value step) {
+  LogicalResult pipelineAsync(scf::ForOp loop, ArrayRef<tile::LoadOp> loads, ArrayRef<tile::GatherOp> gathers,
+                              int64_t stages, Value cur, Value next, Value lb, Value step) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
     auto cst = [&](OpBuilder &bb, int64_t v) { return bb.create<arith::ConstantIndexOp>(loc, v); };
@@ -262,7 +289,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     Value ahead = ivAt(top, loop.getInductionVar(), stages - 1);
     // Prologue, stage by stage (async_wait counts groups in issue order, so a
     // stage's copies must all precede the next stage's).
-    for (int64_t s = 0; s + 1 < stages; ++s)
+    for (int64_t s = 0; s + 1 < stages; ++s) {
       for (tile::LoadOp load : loads) {
         tile::AllocOp alloc = allocOf(load.getDest());
         alloc->setAttr(kBuffers, i64(stages));
@@ -272,6 +299,14 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
         Value dst = b.create<tile::ViewOp>(loc, alloc.getType(), alloc, cst(b, s), nullptr);
         b.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, dst)->setAttr(tile::attr::kAsync, asyncAttr);
       }
+      for (tile::GatherOp gather : gathers) {
+        tile::AllocOp alloc = allocOf(gather.getDest());
+        alloc->setAttr(kBuffers, i64(stages));
+        Value dst = b.create<tile::ViewOp>(loc, alloc.getType(), alloc, cst(b, s), nullptr);
+        if (failed(gatherAt(b, loop, gather, ivAt(b, lb, s), dst)))
+          return failure();
+      }
+    }
     for (tile::LoadOp load : loads) {
       tile::AllocOp alloc = allocOf(load.getDest());
       tile::TileType t = alloc.getType();
@@ -284,7 +319,17 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, nextView)->setAttr(tile::attr::kAsync, asyncAttr);
       load.erase();
     }
-    loop->setAttr(tile::attr::kAsyncPending, i64((stages - 2) * static_cast<int64_t>(loads.size())));
+    for (tile::GatherOp gather : gathers) {
+      tile::AllocOp alloc = allocOf(gather.getDest());
+      readCurrentBuffer(top, loop, alloc, gather, ahead, cur);
+      OpBuilder gb(gather);
+      Value nextView = gb.create<tile::ViewOp>(loc, alloc.getType(), alloc, next, i64(stages - 1));
+      if (failed(gatherAt(gb, loop, gather, ahead, nextView)))
+        return failure();
+      gather.erase();
+    }
+    const int64_t groups = static_cast<int64_t>(loads.size() + gathers.size());  // copy groups per iteration
+    loop->setAttr(tile::attr::kAsyncPending, i64((stages - 2) * groups));
     loop->setAttr(kPipelined, UnitAttr::get(&getContext()));
     return success();
   }

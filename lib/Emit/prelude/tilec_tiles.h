@@ -401,14 +401,63 @@ template <int N> TL_INLINE void async_wait() {
 #endif
 }
 
-/// Rows of `g` chosen by ids[i0 + r] (negative or out-of-range ids read 0).
-template <int Threads, class G, class I, class L>
+/// Rows of `g` chosen by ids[i0 + r] (negative or out-of-range ids read 0),
+/// in runs of Vec columns handed out to threads as load_tile hands them out
+/// (tilec-allocate-lds sizes Vec as for a load of the same rows: the
+/// tensor's divisibility and the column origin keep a run inside its row).
+/// Each run looks its row's id up once.
+template <int Threads, int Vec = 1, class G, class I, class L>
 TL_INLINE void gather_tile(const L &t, const G &g, const I &ids, int i0, int c0) {
-  for (int i = thread_id(); i < L::rows * L::cols; i += Threads) {
-    int r = i / L::cols, c = i % L::cols;
-    int row = i0 + r < ids.rows ? ids.load(i0 + r, 0) : -1;
-    t.store(r, c, g.load(row, c0 + c));
+  static_assert(L::cols % Vec == 0, "gather_tile: rows split into whole runs");
+  if constexpr (Vec == 1) {
+    for (int i = thread_id(); i < L::rows * L::cols; i += Threads) {
+      int r = i / L::cols, c = i % L::cols;
+      int row = i0 + r < ids.rows ? ids.load(i0 + r, 0) : -1;
+      t.store(r, c, g.load(row, c0 + c));
+    }
+    return;
   }
+  constexpr int runs = L::rows * L::cols / Vec;
+  TL_UNROLL
+  for (int j = 0; j < (runs + Threads - 1) / Threads; ++j) {
+    const int i = (thread_id() + j * Threads) * Vec;
+    if (runs % Threads == 0 || i < L::rows * L::cols) {
+      const int r = i / L::cols, c = i % L::cols;
+      const int row = i0 + r < ids.rows ? ids.load(i0 + r, 0) : -1;
+      t.template store_run<Vec>(r, c, g.template load_raw<Vec>(row, c0 + c));
+    }
+  }
+}
+
+/// gather_tile as asynchronous copies, as load_tile_async is load_tile: one
+/// copy group; runs of under 4 bytes (and targets without asynchronous
+/// copies) gather synchronously, still followed by an (empty) group.
+template <int Threads, int Vec = 1, class G, class I, class L>
+TL_INLINE void gather_tile_async(const L &t, const G &g, const I &ids, int i0, int c0) {
+  using T = typename L::elem;
+  constexpr int W = L::write_vec < Vec ? L::write_vec : Vec, bytes = W * (int)sizeof(T);
+#ifdef TL_HW_HAS_ASYNC_COPY
+  if constexpr (bytes == 4 || bytes == 8 || bytes == 16) {
+    constexpr int runs = L::rows * L::cols / Vec;
+    TL_UNROLL
+    for (int j = 0; j < (runs + Threads - 1) / Threads; ++j) {
+      const int i = (thread_id() + j * Threads) * Vec;
+      if (runs % Threads == 0 || i < L::rows * L::cols) {
+        const int r = i / L::cols, c = i % L::cols;
+        const int row = i0 + r < ids.rows ? ids.load(i0 + r, 0) : -1;
+        TL_UNROLL
+        for (int q = 0; q < Vec / W; ++q)
+          hw::copy_async<bytes>(t.base + L::index(r, c + q * W), g.rsrc, g.offset(row, c0 + c + q * W));
+      }
+    }
+    hw::async_commit();
+    return;
+  }
+#endif
+  gather_tile<Threads, Vec>(t, g, ids, i0, c0);
+#ifdef TL_HW_HAS_ASYNC_COPY
+  hw::async_commit();
+#endif
 }
 
 template <int Threads, class L, class T> TL_INLINE void fill_lds(const L &t, T v) {

@@ -190,6 +190,11 @@ const Case kLayerCases[] = {
     {"Tokens7E64K8F16", {{"tokens", "7"}, {"experts", "64"}, {"topk", "8"}, {"dtype", "f16"}}},
     {"Tokens64E8K1NoRenorm", {{"tokens", "64"}, {"topk", "1"}, {"renormalize", "0"}}},
     {"Tokens333E64K2AllToOneExpert", {{"tokens", "333"}, {"experts", "64"}, {"topk", "2"}, {"routing", "one"}}},
+    // Rows that are not 16-byte multiples: hidden 100 loads and gathers runs
+    // of 4 elements, intermediate 90 of 2 (and Y's f32 rows of 4); one
+    // pipelining stage, then three.
+    {"Tokens7Hidden100Inter90Stages1", {{"tokens", "7"}, {"hidden", "100"}, {"intermediate", "90"}, {"stages", "1"}}},
+    {"Tokens33Hidden72Inter129Stages3", {{"tokens", "33"}, {"hidden", "72"}, {"intermediate", "129"}, {"stages", "3"}}},
 };
 
 class MoeLayerVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
