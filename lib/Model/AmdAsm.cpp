@@ -176,6 +176,45 @@ CodeCost analyzeAmdAssembly(std::string_view text, const TargetInfo &target, con
     } else if (startsWith(mnemonic, "v_")) {
       op.kind = OpKind::Valu;
     }
+    // Scalar loop counters: "s_cmp_lt_u32 s4, 0x100" / "s_cmpk_lt_i32 s4, 0x100"
+    // and "s_add_i32 s4, s4, 16" / "s_addk_i32 s4, 0x10".
+    auto splitOperands = [](std::string_view o) {
+      std::vector<std::string> parts;
+      size_t start = 0;
+      while (start <= o.size()) {
+        size_t comma = o.find(',', start);
+        std::string_view part = o.substr(start, comma == std::string_view::npos ? o.npos : comma - start);
+        while (!part.empty() && part.front() == ' ')
+          part.remove_prefix(1);
+        parts.emplace_back(part);
+        if (comma == std::string_view::npos)
+          break;
+        start = comma + 1;
+      }
+      return parts;
+    };
+    auto constant = [](const std::string &t, int64_t &out) {
+      if (t.empty() || !(std::isdigit(static_cast<unsigned char>(t[0]))))
+        return false;
+      out = std::strtoll(t.c_str(), nullptr, 0);
+      return true;
+    };
+    if (startsWith(mnemonic, "s_cmp_lt_") || startsWith(mnemonic, "s_cmpk_lt_") || startsWith(mnemonic, "s_cmp_le_") ||
+        startsWith(mnemonic, "s_cmpk_le_") || startsWith(mnemonic, "s_cmp_lg_") || startsWith(mnemonic, "s_cmpk_lg_")) {
+      std::vector<std::string> p = splitOperands(operands);
+      if (p.size() == 2 && constant(p[1], op.compareLimit)) {
+        op.compareReg = p[0];
+        op.compareInclusive = contains(mnemonic, "_le_");
+      }
+    } else if (mnemonic == "s_add_i32" || mnemonic == "s_add_u32" || mnemonic == "s_addk_i32") {
+      std::vector<std::string> p = splitOperands(operands);
+      if (p.size() == 3 && constant(p[2], op.step)) {
+        op.stepDst = p[0];
+        op.stepSrc = p[1];
+      } else if (p.size() == 2 && mnemonic == "s_addk_i32" && constant(p[1], op.step)) {
+        op.stepDst = op.stepSrc = p[0];
+      }
+    }
     ops.push_back(op);
     address.push_back(at);
     branchAddress.push_back(branch);

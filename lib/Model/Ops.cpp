@@ -8,6 +8,7 @@
 #include "Model/Ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 
 namespace tilec::model::detail {
@@ -122,6 +123,51 @@ IterationCost priceRange(const std::vector<Op> &ops, size_t first, size_t last, 
   return c;
 }
 
+double constantTrips(const std::vector<Op> &ops, size_t first, size_t last) {
+  for (size_t i = last + 1; i-- > first;) {
+    const Op &cmp = ops[i];
+    if (cmp.compareReg.empty())
+      continue;
+    for (size_t j = first; j <= last; ++j) {
+      const Op &add = ops[j];
+      if (add.step <= 0)
+        continue;
+      // The compare reads the counter before the step (the old value loops
+      // while below the limit: one more pass) or after it.
+      double span = double(cmp.compareLimit) + (cmp.compareInclusive ? 1 : 0);
+      if (add.stepSrc == cmp.compareReg)
+        return std::max(1.0, std::ceil(span / double(add.step)) + 1);
+      if (add.stepDst == cmp.compareReg)
+        return std::max(1.0, std::ceil(span / double(add.step)));
+    }
+    return 0;  // the last compare is not of a constant-stepped counter
+  }
+  return 0;
+}
+
+namespace {
+
+/// `into` plus `times` more passes of `loop` (a loop nested in the range
+/// `into` priced once).
+void addPasses(IterationCost &into, const IterationCost &loop, double times) {
+  into.instructions += int(times * loop.instructions);
+  into.matrixInstructions += int(times * loop.matrixInstructions);
+  into.matrixCycles += times * loop.matrixCycles;
+  into.matrixFlops += times * loop.matrixFlops;
+  into.valuInstructions += int(times * loop.valuInstructions);
+  into.saluInstructions += int(times * loop.saluInstructions);
+  into.ldsInstructions += int(times * loop.ldsInstructions);
+  into.ldsCycles += times * loop.ldsCycles;
+  into.globalLoads += int(times * loop.globalLoads);
+  into.globalLoadBytes += times * loop.globalLoadBytes;
+  into.globalStoreBytes += times * loop.globalStoreBytes;
+  into.barriers += int(times * loop.barriers);
+  into.chainCycles += times * loop.chainCycles;
+  into.exposedLatencyCycles += times * loop.exposedLatencyCycles;
+}
+
+} // namespace
+
 CodeCost findLoops(const std::vector<Op> &ops, const DeviceFacts &device, bool asyncGroups) {
   CodeCost code;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -136,6 +182,34 @@ CodeCost findLoops(const std::vector<Op> &ops, const DeviceFacts &device, bool a
       continue;
     loop.cost = priceRange(ops, loop.first, loop.last, 8, device, asyncGroups);
     code.loops.push_back(loop);
+  }
+  // Loops inside a loop: the range prices one pass of each; add the others
+  // when the code gives the trip count. Innermost first, so that a loop's
+  // cost includes its own nested loops before its parent adds it.
+  std::vector<size_t> bySize(code.loops.size());
+  for (size_t l = 0; l < bySize.size(); ++l)
+    bySize[l] = l;
+  std::sort(bySize.begin(), bySize.end(), [&](size_t a, size_t b) {
+    return code.loops[a].last - code.loops[a].first < code.loops[b].last - code.loops[b].first;
+  });
+  auto inside = [](const LoopInfo &in, const LoopInfo &out) {
+    return in.first >= out.first && in.last <= out.last && (in.first != out.first || in.last != out.last);
+  };
+  for (size_t o : bySize) {
+    LoopInfo &outer = code.loops[o];
+    for (size_t i : bySize) {
+      const LoopInfo &inner = code.loops[i];
+      if (!inside(inner, outer))
+        continue;
+      // Only the outermost loops nested in `outer` (the others are in them).
+      bool direct = true;
+      for (size_t m : bySize)
+        if (m != o && m != i && inside(inner, code.loops[m]) && inside(code.loops[m], outer))
+          direct = false;
+      double trips = constantTrips(ops, inner.first, inner.last);
+      if (direct && trips > 1)
+        addPasses(outer.cost, inner.cost, trips - 1);
+    }
   }
   auto better = [](const LoopInfo &a, const LoopInfo &b) {
     if (a.cost.matrixCycles != b.cost.matrixCycles)
@@ -154,6 +228,19 @@ CodeCost findLoops(const std::vector<Op> &ops, const DeviceFacts &device, bool a
       inLoop[i] = true;
   if (!ops.empty())
     code.outside = priceRange(ops, 0, ops.size() - 1, 1, device, asyncGroups, &inLoop);
+  // Outermost loops outside the main one run their counted passes too.
+  for (size_t l = 0; l < code.loops.size(); ++l) {
+    const LoopInfo &loop = code.loops[l];
+    if (int(l) == code.mainLoop || inLoop[loop.first])
+      continue;
+    bool outermost = true;
+    for (size_t m = 0; m < code.loops.size(); ++m)
+      if (m != l && inside(loop, code.loops[m]))
+        outermost = false;
+    double trips = constantTrips(ops, loop.first, loop.last);
+    if (outermost && trips > 1)
+      addPasses(code.outside, loop.cost, trips - 1);
+  }
   return code;
 }
 

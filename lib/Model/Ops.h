@@ -34,7 +34,21 @@ struct Op {
   std::vector<size_t> deps;
   /// Branch: the instruction it may jump to; -1: not a branch.
   long branchTo = -1;
+  /// A loop counter's compare with a constant ("setp.lt.u32 %p, %r7, 3840"):
+  /// the register, the constant and whether equality still loops (le).
+  std::string compareReg;
+  int64_t compareLimit = 0;
+  bool compareInclusive = false;
+  /// A step by a constant ("add.s32 %r9, %r7, 256"): the register written,
+  /// the one read and the step.
+  std::string stepDst, stepSrc;
+  int64_t step = 0;
 };
+
+/// Iterations of the loop ops[first..last] when its exit test compares a
+/// counter stepped by a constant with a constant (counting from below one
+/// step: the usual lane or thread offset); 0 when the code does not say.
+double constantTrips(const std::vector<Op> &ops, size_t first, size_t last);
 
 /// Prices ops[first..last] for one wave: counts, LDS cycles, bytes, and the
 /// in-order chain (`iterations` passes; the cost of the last pass, so that a

@@ -7,6 +7,7 @@
 // (cp.async.wait_group N: all but the N most recent groups).
 #include "Model/Ops.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -67,7 +68,9 @@ CodeCost analyzePtx(std::string_view text, const TargetInfo &target, const Devic
   std::vector<Op> ops;
   std::map<std::string, size_t> labels;        // label -> index of the next op
   std::vector<std::pair<size_t, std::string>> branches;
-  std::map<std::string, size_t> pendingLoad;   // register -> the load that writes it
+  // Per op: registers a load writes, registers anything else writes, and
+  // registers read.
+  std::vector<std::vector<std::string>> regDefs, regKills, regUses;
   const int lanes = target.waveSize;
   // Statements: split on ';' and on the braces of inline-assembly blocks.
   std::string statement;
@@ -148,6 +151,26 @@ CodeCost analyzePtx(std::string_view text, const TargetInfo &target, const Devic
     } else if (startsWith(opcode, "ld.param") || startsWith(opcode, "ret") || startsWith(opcode, "exit")) {
       op.kind = OpKind::Salu;
     }
+    // Loop counters: a compare with a constant, a step by a constant.
+    if (startsWith(opcode, "setp.lt.") || startsWith(opcode, "setp.le.") || startsWith(opcode, "setp.ne.")) {
+      std::vector<std::string> regs = registers(operands);
+      size_t last = operands.rfind(',');
+      std::string limit(trim(operands.substr(last + 1)));
+      if (regs.size() == 2 && !limit.empty() && (std::isdigit(static_cast<unsigned char>(limit[0])))) {
+        op.compareReg = regs[1];
+        op.compareLimit = std::strtoll(limit.c_str(), nullptr, 0);
+        op.compareInclusive = startsWith(opcode, "setp.le.");
+      }
+    } else if (startsWith(opcode, "add.s32") || startsWith(opcode, "add.u32") || startsWith(opcode, "add.s64")) {
+      std::vector<std::string> regs = registers(operands);
+      size_t last = operands.rfind(',');
+      std::string step(trim(operands.substr(last + 1)));
+      if (regs.size() == 2 && !step.empty() && std::isdigit(static_cast<unsigned char>(step[0]))) {
+        op.stepDst = regs[0];
+        op.stepSrc = regs[1];
+        op.step = std::strtoll(step.c_str(), nullptr, 0);
+      }
+    }
     // Registers: the first operand is the result, except for stores, copies
     // and branches, whose operands are all read.
     size_t comma = operands.find(',');
@@ -158,17 +181,9 @@ CodeCost analyzePtx(std::string_view text, const TargetInfo &target, const Devic
       defs = close == std::string_view::npos ? "" : operands.substr(0, close + 1);
       uses = close == std::string_view::npos ? operands : operands.substr(close + 1);
     }
-    std::set<size_t> deps;
-    for (const std::string &r : registers(uses))
-      if (auto it = pendingLoad.find(r); it != pendingLoad.end())
-        deps.insert(it->second);
-    op.deps.assign(deps.begin(), deps.end());
-    for (const std::string &r : registers(defs)) {
-      if (load)
-        pendingLoad[r] = ops.size();
-      else
-        pendingLoad.erase(r);
-    }
+    regDefs.push_back(load ? registers(defs) : std::vector<std::string>{});
+    regKills.push_back(load ? std::vector<std::string>{} : registers(defs));
+    regUses.push_back(registers(uses));
     ops.push_back(std::move(op));
   };
   for (char ch : text) {
@@ -201,6 +216,22 @@ CodeCost analyzePtx(std::string_view text, const TargetInfo &target, const Devic
     statement += ch;
   }
   flush(statement);
+  // Scoreboard dependences: the load that last wrote each register read.
+  // Two sweeps over the program, so that a read at the top of a loop finds
+  // the load at its bottom (the previous pass's).
+  std::map<std::string, size_t> pendingLoad;
+  for (int sweep = 0; sweep < 2; ++sweep)
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (const std::string &r : regUses[i])
+        if (auto it = pendingLoad.find(r); it != pendingLoad.end() &&
+                                            std::find(ops[i].deps.begin(), ops[i].deps.end(), it->second) ==
+                                                ops[i].deps.end())
+          ops[i].deps.push_back(it->second);
+      for (const std::string &r : regDefs[i])
+        pendingLoad[r] = i;
+      for (const std::string &r : regKills[i])
+        pendingLoad.erase(r);
+    }
   for (auto [index, label] : branches)
     if (auto it = labels.find(label); it != labels.end())
       ops[index].branchTo = long(it->second);

@@ -161,3 +161,50 @@ TEST(Ptx, TripsFromMatrixWork) {
 }
 
 } // namespace
+
+namespace {
+
+// A k loop whose body holds an element loop: 16 passes (the counter %r5 steps
+// by 256 from a thread offset below 256 and loops while the old value is
+// below 3840: 3840 / 256 + 1), each loading 2 bytes per lane whose result the
+// next pass stores to shared memory (a dependence across the back edge:
+// the store comes first in the text).
+const char *kNestedPtx = R"(
+.visible .entry k()
+{
+	mov.u32 	%r1, 0;
+$L__BB0_1:
+	mov.u32 	%r5, %r9;
+$L__BB0_2:
+	st.shared.u16 	[%rd4], %rs7;
+	add.s32 	%r6, %r5, 256;
+	setp.lt.u32 	%p5, %r5, 3840;
+	mov.u32 	%r5, %r6;
+	ld.global.u16 	%rs7, [%rd5];
+	@%p5 bra 	$L__BB0_2;
+	mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1,%f2,%f3,%f4}, {%r2,%r3,%r4,%r5}, {%r6,%r7}, {%f1,%f2,%f3,%f4};
+	add.s32 	%r1, %r1, 1;
+	setp.lt.s32 	%p1, %r1, %r8;
+	@%p1 bra 	$L__BB0_1;
+	ret;
+}
+)";
+
+TEST(Ptx, NestedLoopRunsItsCountedPasses) {
+  CodeCost c = analyzePtx(kNestedPtx, target("sm_90a"), device("sm_90a"));
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  ASSERT_EQ(c.loops.size(), 2u);
+  ASSERT_GE(c.mainLoop, 0);
+  const LoopInfo &k = c.loops[size_t(c.mainLoop)];
+  EXPECT_EQ(k.cost.matrixInstructions, 1);
+  // The inner loop's 6 instructions run 16 times: the range prices one pass,
+  // the other 15 are added; plus the outer's own 5 (mov, mma, add, setp, bra).
+  EXPECT_EQ(k.cost.instructions, 5 + 16 * 6);
+  EXPECT_EQ(k.cost.globalLoadBytes, 16 * 2 * 32);
+  // Each inner pass starts with the store, which waits for the previous
+  // pass's load: a pass whose store issues at S issues its load at S+4 (the
+  // 5th instruction), so the next store waits until S+4+600: 604 cycles.
+  EXPECT_DOUBLE_EQ(c.loops[0].cost.chainCycles, 604);
+}
+
+} // namespace
