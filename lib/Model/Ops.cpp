@@ -228,17 +228,24 @@ CodeCost findLoops(const std::vector<Op> &ops, const DeviceFacts &device, bool a
       inLoop[i] = true;
   if (!ops.empty())
     code.outside = priceRange(ops, 0, ops.size() - 1, 1, device, asyncGroups, &inLoop);
-  // Outermost loops outside the main one run their counted passes too.
-  for (size_t l = 0; l < code.loops.size(); ++l) {
-    const LoopInfo &loop = code.loops[l];
-    if (int(l) == code.mainLoop || inLoop[loop.first])
+  // Outermost loops outside the main one run their counted passes too. Back
+  // branches whose ranges overlap without nesting (code the compiler laid
+  // out around shared blocks) are not separate loops: a range that overlaps
+  // one already counted, or the main loop, is skipped.
+  std::vector<bool> counted = inLoop;
+  for (auto it = bySize.rbegin(); it != bySize.rend(); ++it) {  // largest first
+    const LoopInfo &loop = code.loops[*it];
+    if (int(*it) == code.mainLoop)
       continue;
-    bool outermost = true;
-    for (size_t m = 0; m < code.loops.size(); ++m)
-      if (m != l && inside(loop, code.loops[m]))
-        outermost = false;
+    bool overlaps = false;
+    for (size_t i = loop.first; i <= loop.last && !overlaps; ++i)
+      overlaps = counted[i];
+    if (overlaps)
+      continue;
+    for (size_t i = loop.first; i <= loop.last; ++i)
+      counted[i] = true;
     double trips = constantTrips(ops, loop.first, loop.last);
-    if (outermost && trips > 1)
+    if (trips > 1)
       addPasses(code.outside, loop.cost, trips - 1);
   }
   return code;

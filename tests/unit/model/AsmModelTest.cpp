@@ -208,3 +208,36 @@ TEST(Ptx, NestedLoopRunsItsCountedPasses) {
 }
 
 } // namespace
+
+namespace {
+
+// Two back branches whose ranges overlap without nesting (the second jumps
+// into the middle of the first's range): one loop of code, not two. The
+// main loop is the first (the smaller, neither has matrix or memory work);
+// the second must not add its counted passes (17, from %r3 stepped by 4 to
+// 64) to the code outside.
+const char *kOverlappingPtx = R"(
+.visible .entry k()
+{
+	mov.u32 	%r1, 0;
+$A:
+	add.s32 	%r2, %r2, 1;
+$B:
+	add.s32 	%r3, %r3, 4;
+	setp.lt.u32 	%p1, %r3, 64;
+	@%p1 bra 	$A;
+	add.s32 	%r4, %r4, 1;
+	@%p2 bra 	$B;
+	ret;
+}
+)";
+
+TEST(Ptx, OverlappingBackBranchesAreNotCountedTwice) {
+  CodeCost c = analyzePtx(kOverlappingPtx, target("sm_90a"), device("sm_90a"));
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  ASSERT_EQ(c.loops.size(), 2u);
+  ASSERT_EQ(c.mainLoop, 0);
+  EXPECT_EQ(c.outside.instructions, 4);  // mov, the add after the first loop, the branch, ret
+}
+
+} // namespace
