@@ -17,10 +17,13 @@ const char *pruneReasonName(PruneReason r) {
   return "?";
 }
 
+int64_t ldsBytesLowerBound(const GemmTile &t, ElemType in) {
+  return (t.blockM * t.blockK + t.blockK * t.blockN) * elemTypeBytes(in) * t.stages;
+}
+
 int64_t ldsBytesBound(const GemmTile &t, ElemType in) {
-  const int64_t unpadded = (t.blockM * t.blockK + t.blockK * t.blockN) * elemTypeBytes(in);
   const int64_t rows = t.blockM + t.blockK;  // A has block_m rows, B block_k
-  return (unpadded + rows * kLdsPaddingPerRow) * t.stages;
+  return ldsBytesLowerBound(t, in) + rows * kLdsPaddingPerRow * t.stages;
 }
 
 int64_t accumulatorsPerLane(const GemmTile &t, const TargetInfo &target) {
@@ -64,10 +67,13 @@ PruneVerdict prune(const GemmTile &t, const GemmProblem &p, const GemmSpace &spa
                                                "x" + std::to_string(t.blockK) + " over " +
                                                std::to_string(t.waves) + " waves");
 
-  const int64_t lds = ldsBytesBound(t, p.in);
-  if (lds > target.ldsBytesPerWorkgroup)
-    return fail(PruneReason::Lds, "LDS up to " + std::to_string(lds) + " B > " +
+  const int64_t ldsAtLeast = ldsBytesLowerBound(t, p.in);
+  if (ldsAtLeast > target.ldsBytesPerWorkgroup)
+    return fail(PruneReason::Lds, "LDS at least " + std::to_string(ldsAtLeast) + " B > " +
                                       std::to_string(target.ldsBytesPerWorkgroup) + " B per workgroup");
+  // The estimate with padding, within what a workgroup can have (the report
+  // of the compiled kernel replaces it).
+  const int64_t lds = std::min<int64_t>(ldsBytesBound(t, p.in), target.ldsBytesPerWorkgroup);
 
   // The accumulator plus the reserve must fit in maxVgprPerWave (256) on
   // every target: on CDNA a 256-AGPR accumulator was measured to spill

@@ -23,8 +23,15 @@ constexpr int kRegisterReserve = 32;
 constexpr int64_t kLdsPaddingPerRow = 16;
 
 /// LDS a point may need: the A and B tiles, unpadded, times the stages, plus
-/// kLdsPaddingPerRow bytes for every tile row.
+/// kLdsPaddingPerRow bytes for every tile row. An estimate for ranking before
+/// compiling; the compiled kernel's report gives the real figure.
 int64_t ldsBytesBound(const GemmTile &t, ElemType in);
+
+/// LDS a point needs at least: the A and B tiles, unpadded, times the stages.
+/// Pruning uses this bound, so that a tile whose layout needs no padding
+/// (256x256x32 over 2 stages: exactly 64 KiB) is compiled and judged by its
+/// report rather than dropped on the padding allowance.
+int64_t ldsBytesLowerBound(const GemmTile &t, ElemType in);
 
 /// f32 accumulator elements each lane holds: block_m*block_n / (waves*waveSize).
 int64_t accumulatorsPerLane(const GemmTile &t, const TargetInfo &target);
@@ -39,7 +46,7 @@ struct PruneVerdict {
 /// Checks, in order: problem shape (a block dimension larger than the next
 /// power of two of its problem dimension, unless it is the smallest value the
 /// space offers), matrix tiling (no instruction + wave grid tiles the block,
-/// as tilec-select-matrix-instr decides), LDS (ldsBytesBound over the
+/// as tilec-select-matrix-instr decides), LDS (ldsBytesLowerBound over the
 /// per-workgroup LDS), registers (accumulator over the target's room) and
 /// occupancy (no workgroup fits on a unit). (ModelRank is the tuner's: a
 /// point the cost model ranks below the candidates it compiles.)

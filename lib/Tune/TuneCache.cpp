@@ -85,7 +85,7 @@ json::Value toJson(const RankedCandidate &c) {
                       {"waves", c.tile.waves},    {"stages", c.tile.stages},  {"kernel", c.kernelName},
                       {"instr", c.instr},         {"vgpr", c.vgpr},           {"agpr", c.agpr},
                       {"lds_bytes", c.ldsBytes},  {"occupancy", c.occupancy}, {"seconds", c.seconds},
-                      {"pct_of_peak", c.pctOfPeak}};
+                      {"pct_of_peak", c.pctOfPeak}, {"why", c.why}};
 }
 
 /// Reads one candidate; false when a field is missing or has the wrong type.
@@ -117,7 +117,8 @@ bool fromJson(const json::Object &o, RankedCandidate &c) {
   return i64("block_m", c.tile.blockM) && i64("block_n", c.tile.blockN) && i64("block_k", c.tile.blockK) &&
          i32("waves", c.tile.waves) && i32("stages", c.tile.stages) && str("kernel", c.kernelName) &&
          str("instr", c.instr) && i32("vgpr", c.vgpr) && i32("agpr", c.agpr) && i64("lds_bytes", c.ldsBytes) &&
-         i32("occupancy", c.occupancy) && num("seconds", c.seconds) && num("pct_of_peak", c.pctOfPeak);
+         i32("occupancy", c.occupancy) && num("seconds", c.seconds) && num("pct_of_peak", c.pctOfPeak) &&
+         str("why", c.why);
 }
 
 } // namespace

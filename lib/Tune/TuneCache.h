@@ -25,6 +25,10 @@ struct RankedCandidate {
   int occupancy = 0;      ///< waves per SIMD (the report's)
   double seconds = 0;     ///< modelled or measured (median)
   double pctOfPeak = 0;
+  /// Modelled: what bounds the time in the compiled-code model (lib/Model),
+  /// with its terms, e.g. "matrix (matrix 0.125 ms, latency 0.118 ms, ...)".
+  /// Empty when measured or when the roofline model ranked it.
+  std::string why;
 };
 
 /// What a tuning run found: the best candidates, best first.

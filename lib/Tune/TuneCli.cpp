@@ -116,6 +116,8 @@ int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParam
   const RankedCandidate &best = rec.ranking.front();
   out << "best: " << best.tile.flags() << " (" << best.instr << ", " << timeLabel << " " << duration(best.seconds)
       << ", " << format("%.0f", best.pctOfPeak) << "% of peak)\n";
+  if (!best.why.empty())
+    out << "why: the compiled-code model puts it first, bound by " << best.why << "\n";
   out.flush();
   return 0;
 }

@@ -1,8 +1,11 @@
 #include "Tune/Tuner.h"
 
+#include "Model/AsmModel.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
 
 #include <dlfcn.h>
@@ -62,6 +65,36 @@ struct Compiled {
 };
 
 /// Median of `n` timed launches after one warm-up, on `device`.
+/// The compiled-code model (lib/Model) of one compiled GEMM candidate: its
+/// main loop read from the code, the launch from the problem (one workgroup
+/// per block_m x block_n tile of C, each doing ceil(K / block_k) k steps of
+/// matrix work; the distinct bytes are A, B and C once).
+model::KernelEstimate modelCompiledGemm(const CompiledKernel &k, const GemmProblem &p, const GemmTile &t,
+                                        const TargetInfo &target, const model::DeviceFacts &facts) {
+  const std::string code = disassemble(k);
+  model::CodeCost cost = target.vendor == Vendor::NVIDIA ? model::analyzePtx(code, target, facts)
+                                                         : model::analyzeAmdAssembly(code, target, facts);
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  model::LaunchShape launch;
+  launch.workgroups = ceilDiv(p.M, t.blockM) * ceilDiv(p.N, t.blockN);
+  launch.wavesPerWorkgroup = k.numWaves;
+  launch.matrixFlopsPerWorkgroup = 2.0 * t.blockM * t.blockN * t.blockK * ceilDiv(p.K, t.blockK);
+  launch.hbmBytes = double(p.M * p.K + p.K * p.N) * elemTypeBytes(p.in) + double(p.M * p.N) * elemTypeBytes(p.out);
+  launch.occupancy = k.report.occupancy;
+  return model::estimateKernel(cost, launch, facts);
+}
+
+/// "latency (matrix 0.125 ms, latency 0.181 ms, lds 0.125 ms)": the bounding
+/// term, then the three largest.
+std::string whyLine(const model::KernelEstimate &e) {
+  std::vector<model::Term> terms = e.terms;
+  std::sort(terms.begin(), terms.end(), [](const model::Term &a, const model::Term &b) { return a.seconds > b.seconds; });
+  std::string s = e.bound + " (";
+  for (size_t i = 0; i < terms.size() && i < 3; ++i)
+    s += (i ? ", " : "") + terms[i].name + " " + llvm::formatv("{0:f3}", terms[i].seconds * 1e3).str() + " ms";
+  return s + ")";
+}
+
 Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const kernels::Problem &prob, int n) {
   std::vector<void *> buffers;
   std::vector<LaunchArg> args;
@@ -316,6 +349,16 @@ Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::
     CostEstimate e = modelGemm(CostInputs{p, c.tile, tiling, perUnit}, *target, *peaks);
     rc.seconds = e.seconds;
     rc.pctOfPeak = e.pctOfPeak;
+    // The compiled-code model where the target has its facts: it reads the
+    // candidate's main loop, registers and LDS from what was compiled.
+    if (const model::DeviceFacts *facts = model::deviceFacts(options.arch)) {
+      model::KernelEstimate m = modelCompiledGemm(*c.kernel, p, c.tile, *target, *facts);
+      if (m.error.empty()) {
+        rc.seconds = m.seconds;
+        rc.pctOfPeak = 100.0 * 2.0 * p.M * p.N * p.K / m.seconds / peakFlops(*target, *peaks, p.in);
+        rc.why = whyLine(m);
+      }
+    }
     scored.push_back(Scored{rc, r.ldsBytes, scored.size()});
     ranked.push_back(&c);
   }
@@ -323,7 +366,8 @@ Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::
     return Error{"tilec: error: tuning " + kernel.name + " for " + options.arch + ": no candidate compiled cleanly" +
                  (st.firstCompileError.empty() ? "" : " (first failure: " + st.firstCompileError + ")")};
 
-  // ---- rank: time on the GPU, else the model's figures stay
+  // ---- rank: time on the GPU, else the model's figures stay (measured
+  // times carry no model explanation)
   const Clock::time_point rankStart = Clock::now();
   if (gpu) {
     const double peak = peakFlops(*target, *peaks, p.in);
@@ -332,6 +376,7 @@ Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::
       if (!t)
         return Error{"tilec: error: timing " + scored[i].c.kernelName + ": " + t.error()};
       scored[i].c.seconds = *t;
+      scored[i].c.why.clear();
       scored[i].c.pctOfPeak = 100.0 * 2.0 * p.M * p.N * p.K / *t / peak;
     }
   }

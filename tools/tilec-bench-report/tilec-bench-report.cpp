@@ -532,9 +532,43 @@ void writeReport(const Data &d, const std::string &notes, raw_ostream &md,
     md << "\n";
   }
 
+  // ---- compiled-code model
+  if (std::vector<const Bench *> asmModel = d.family("BM_AsmModel"); !asmModel.empty()) {
+    md << "## Compiled-code cost model (modelled, not measured)\n\n"
+       << "`bench/model/AsmModelBench.cpp`: lib/Model ([cost-model.md](cost-model.md)) reads each shipped "
+          "kernel's main loop from its code object's disassembly and prices one iteration (matrix core, VALU "
+          "port, issue slots, LDS at the accesses' widths, L2 bytes, one wave's in-order chain with the "
+          "latency its waits expose), then the occupancy rounds over the CUs, the code outside the loop and "
+          "the HBM bytes. *modelled* is the largest term; *bound* names it. The same model, checked against "
+          "the H200 ([perf/h200.md](perf/h200.md)), is off by the factors docs/cost-model.md reports. The "
+          "roofline tables below are ideal bounds (matrix cycles or bytes only).\n\n"
+       << "| case | target | modelled us | bound | matrix | valu | issue | latency | lds | l2 | outside loop | "
+          "hbm | % of matrix peak | % of bandwidth | loop instructions (matrix) | exposed cycles / iteration | "
+          "kernel |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const Bench *b : asmModel) {
+      if (b->skipped) {
+        md << "| " << b->part(1) << " | " << b->part(2) << " | " << b->message << " |||||||||||||||\n";
+        continue;
+      }
+      std::string label = b->label;
+      size_t semi = label.find("; ");
+      md << "| " << b->part(1) << " | " << b->part(2) << " | " << num(b->counter("modelled_us"), 1) << " | "
+         << label.substr(0, semi) << " | " << num(b->counter("matrix_us"), 1) << " | "
+         << num(b->counter("valu_us"), 1) << " | " << num(b->counter("issue_us"), 1) << " | "
+         << num(b->counter("latency_us"), 1) << " | " << num(b->counter("lds_us"), 1) << " | "
+         << num(b->counter("l2_us"), 1) << " | " << num(b->counter("outside_loop_us"), 1) << " | "
+         << num(b->counter("hbm_us"), 1) << " | " << num(b->counter("pct_peak"), 1) << "% | "
+         << num(b->counter("pct_bandwidth"), 1) << "% | " << num(b->counter("loop_instructions"), 0) << " ("
+         << num(b->counter("loop_matrix_instructions"), 0) << ") | " << num(b->counter("loop_exposed_cycles"), 0)
+         << " | " << (semi == std::string::npos ? "" : label.substr(semi + 2)) << " |\n";
+    }
+    md << "\n";
+  }
+
   // ---- attention model
   if (std::vector<const Bench *> attn = d.family("BM_ModelAttention"); !attn.empty()) {
-    md << "## Attention kernels: roofline model (modelled, not measured)\n\n"
+    md << "## Attention kernels: roofline model (ideal bound, modelled, not measured)\n\n"
        << "`bench/model/AttentionModelBench.cpp` for the shipped `attention` (prefill) and "
           "`paged_decode` kernels as compiled for each target: the matrix instructions the kernel issues "
           "(from its compiled tile IR and block sizes; whole blocks, masked or not), their cycles spread "
@@ -557,7 +591,7 @@ void writeReport(const Data &d, const std::string &notes, raw_ostream &md,
 
   // ---- MoE model
   if (std::vector<const Bench *> moe = d.family("BM_ModelMoe"); !moe.empty()) {
-    md << "## MoE layer: roofline model (modelled, not measured)\n\n"
+    md << "## MoE layer: roofline model (ideal bound, modelled, not measured)\n\n"
        << "`bench/model/MoeModelBench.cpp` for the shipped `moe` layer's expert GEMMs as compiled for each "
           "target: the pairs spread evenly over the experts, each expert's rows padded to block_m; the "
           "matrix instructions of gate_up (two gemms) and down over the padded rows, their cycles spread "
@@ -580,7 +614,7 @@ void writeReport(const Data &d, const std::string &notes, raw_ostream &md,
 
   // ---- roofline model
   if (std::vector<const Bench *> model = d.family("BM_ModelGemm"); !model.empty()) {
-    md << "## Roofline model (modelled, not measured)\n\n"
+    md << "## Roofline model (ideal bound, modelled, not measured)\n\n"
        << "`lib/Tune/CostModel` (`modelGemm`, the autotuner's model; assumptions in "
           "[autotuning.md](autotuning.md#cost-model-costmodelcpp)) for the shipped GEMM as compiled for "
           "each target (instruction, wave grid and stages read from the compiled tile IR, registers and "

@@ -1,0 +1,91 @@
+"""The compiled-code cost model (lib/Model, docs/cost-model.md) next to an H200
+run: for each measured row whose launch shape it knows (GEMM, attention forward),
+runs `tilec-model` on the same sm_90a kernel and writes
+{row key: {model_ms, bound, terms_ms, ...}} as JSON for report.py.
+
+  python3 bench/gpu/model.py RUN.json --tilec-model build/bin/tilec-model --out RUN-model.json
+
+The model reads the loop from the compiled code; what it cannot read there is
+the launch: the workgroups, the matrix work each does (which gives the loop's
+trip count) and the distinct bytes of the problem. They come from the shapes
+below, the same ones run.py launches.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plan  # noqa: E402
+
+
+def row_key(r):
+    return "%s|%s|%s" % (r.get("family"), r.get("shape"), r.get("config"))
+
+
+def gemm_launch(r):
+    m, n, k = (int(x) for x in r["shape"].split("x"))
+    bm, bn, bk = (int(x) for x in r["config"].split()[:3])
+    params = plan._gemm_params(m, n, k, r["config"])
+    wgs = math.ceil(m / bm) * math.ceil(n / bn)
+    return "gemm", params, {"workgroups": wgs, "flops-per-workgroup": 2.0 * bm * bn * bk * math.ceil(k / bk),
+                            "hbm-bytes": 2.0 * (m * k + k * n + m * n)}
+
+
+def attention_launch(r):
+    """Forward attention, one workgroup per block_m query rows of one head;
+    causal blocks see the keys up to their last row (block_m is a multiple of
+    block_n in every configuration of plan.py)."""
+    cfg = next(c for c in plan.ATTN_CONFIGS if "%dx%d_w%d" % (c["block_m"], c["block_n"], c["waves"]) == r["config"])
+    causal = "causal" in r["shape"]
+    heads, d = plan.ATTN["heads"], plan.ATTN["head_dim"]
+    seqs = plan.ATTN_VARLEN if r["shape"].startswith("attention varlen") or "varlen" in r["shape"] else \
+        [plan.ATTN["seq"]] * plan.ATTN["batch"]
+    bm = cfg["block_m"]
+    wgs, flops = 0, 0.0
+    for s in seqs:
+        for b in range(math.ceil(s / bm)):
+            keys = min(s, (b + 1) * bm) if causal else s
+            wgs += heads
+            flops += heads * 4.0 * bm * d * keys  # S = Q K^T and O = P V over padded query rows
+    return "attention", plan._attn_params(heads, causal, cfg), {
+        "workgroups": wgs, "flops-per-workgroup": flops / wgs, "hbm-bytes": 4.0 * sum(seqs) * heads * d * 2}
+
+
+LAUNCHES = {"gemm": gemm_launch, "attention": attention_launch}
+
+
+def model_row(tool, r):
+    launch = LAUNCHES.get(r.get("family"))
+    if not launch or "tilec_ms" not in r:
+        return None
+    kernel, params, shape = launch(r)
+    cmd = [tool, "--kernel=" + kernel, "--offload-arch=" + plan.ARCH, "--json"]
+    cmd += ["-p%s=%s" % kv for kv in params.items()]
+    cmd += ["--%s=%s" % kv for kv in shape.items()]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        return {"error": p.stderr.strip()[-300:]}
+    return json.loads(p.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run")
+    ap.add_argument("--tilec-model", default="build/bin/tilec-model")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    rows = json.load(open(a.run))["rows"]
+    with ThreadPoolExecutor(a.jobs) as ex:
+        results = list(ex.map(lambda r: (row_key(r), model_row(a.tilec_model, r)), rows))
+    out = {k: v for k, v in results if v is not None}
+    json.dump(out, open(a.out, "w"), indent=1, sort_keys=True)
+    print("%d rows modelled, %d errors" % (len(out), sum(1 for v in out.values() if "error" in v)))
+
+
+if __name__ == "__main__":
+    main()
