@@ -63,12 +63,10 @@ int64_t knownMultipleAt(Value v, int depth) {
 
 int64_t knownMultiple(Value v) { return knownMultipleAt(v, 0); }
 
-int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
-  auto t = cast<tile::TileType>(l.getDest().getType());
-  if (t.getRank() != 2 || l.getIndices().size() != 2)
+int64_t globalRunOf(Value source, ValueRange indices, tile::TileType t, int64_t elemBytes) {
+  if (t.getRank() != 2 || indices.size() != 2)
     return 1;
-  int64_t multiple = knownMultiple(l.getIndices()[1]);  // 0: any
-  Value source = l.getSource();
+  int64_t multiple = knownMultiple(indices[1]);  // 0: any
   while (auto w = source.getDefiningOp<tile::WindowOp>()) {
     if (w.getOrigin().size() != 2 || w.getSizes().size() != 2)
       return 1;
@@ -86,6 +84,10 @@ int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
   return 1;
 }
 
+int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
+  return globalRunOf(l.getSource(), l.getIndices(), cast<tile::TileType>(l.getDest().getType()), elemBytes);
+}
+
 /// The run length of every tile.load that fills LDS tile `a` (directly, or
 /// through a staging tile that a tile.copy writes into it): the smallest.
 
@@ -95,6 +97,16 @@ int64_t accessWidth(Operation *alloc, llvm::StringRef name) {
 }
 
 int64_t loadVecOf(Value tile) { return accessWidth(rootAllocOf(tile), pattr::kLoadVec); }
+
+std::optional<std::pair<int64_t, int64_t>> waveGridOf(Operation *alloc) {
+  if (!alloc)
+    return std::nullopt;
+  if (auto bl = alloc->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout))
+    return std::make_pair(bl.waveRows(), bl.waveCols());
+  if (auto grid = alloc->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid))
+    return std::make_pair(grid[0], grid[1]);
+  return std::nullopt;
+}
 
 bool isStaging(Value v) {
   auto a = allocOf(v);
