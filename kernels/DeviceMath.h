@@ -43,6 +43,13 @@ inline constexpr double kGeluTanhPerW = 5;
 /// exponent, scales the result by up to ln2 u |x - y|: kSubExp2 + ln2 |x - y|.
 inline constexpr double kSubExp2 = kApprox;
 
+/// sqrt(x) and rsqrt(x): hw::sqrt and hw::rsq (a subnormal x scaled by 2^32
+/// first and the result by 2^-16 or 2^16 after: exact). AMD's v_sqrt_f32 and
+/// v_rsq_f32 are within 1 ulp (kApprox); NVIDIA's sqrt.approx and
+/// rsqrt.approx within 2^-22.9 relative (PTX ISA), 2.15 u: 2.2 covers both.
+inline constexpr double kSqrt = 2.2;
+inline constexpr double kRsqrt = 2.2;
+
 /// Absolute: hw::exp2 may give 0 for a result below 2^-126 (subnormal), and a
 /// subnormal result of a division rounds to a multiple of 2^-149; a function
 /// that multiplies such a value by m afterwards (silu, gelu_tanh: by x) errs

@@ -3,6 +3,9 @@
 #include "Attention.h"
 #include "Gemm.h"
 #include "Moe.h"
+#include "elementwise/RmsNorm.h"
+#include "elementwise/SiluAndMul.h"
+#include "elementwise/Softmax.h"
 
 namespace tilec::kernels {
 
@@ -16,6 +19,9 @@ const std::vector<KernelInfo> &shippedKernels() {
       moeGateKernelInfo(),
       moeAlignKernelInfo(),
       moeExpertsKernelInfo(),
+      rmsNormKernelInfo(),
+      siluAndMulKernelInfo(),
+      softmaxKernelInfo(),
   };
   return kernels;
 }

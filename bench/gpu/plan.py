@@ -118,6 +118,53 @@ def _moe_params(cfg, part):
             "hidden": MOE["hidden"], "intermediate": MOE["intermediate"], "part": part, **cfg}
 
 
+# ---- RMSNorm (kernels/elementwise): Y = X / rms(X) * W, X [tokens, hidden] bf16, W [1, hidden] --------
+NORM_SHAPES = [(4096, 4096), (16, 8192), (333, 5120)]
+NORM_EPS = 1e-6
+# Tokens per workgroup, columns per step, warps: 4 tokens of 4 warps (one
+# each), and one token over 4 warps (short token counts: more workgroups).
+NORM_CONFIGS = [{"rows": 4, "chunk": 512, "waves": 4}, {"rows": 1, "chunk": 1024, "waves": 4}]
+
+
+def norm_config_label(cfg):
+    return "r%d_c%d_w%d" % (cfg["rows"], cfg["chunk"], cfg["waves"])
+
+
+def norm_key(hidden, cfg):
+    """The kernel depends on the configuration and on the divisibility of hidden."""
+    return "rms_norm/div%d/%s" % (gemm_divisibility(hidden), norm_config_label(cfg))
+
+
+def _norm_params(hidden, cfg):
+    return {"hidden": hidden, "dtype": "bf16", "residual": 0, **cfg}
+
+
+# ---- silu_and_mul (kernels/elementwise): out = silu(X[:, :I]) * X[:, I:], bf16 ------------------
+SILU_SHAPES = [(4096, 14336), (16, 14336), (333, 11008)]   # (tokens, intermediate)
+
+
+def silu_key(intermediate, cfg):
+    """The kernel holds I (the up half's offset)."""
+    return "silu_and_mul/i%d/%s" % (intermediate, norm_config_label(cfg))
+
+
+def _silu_params(intermediate, cfg):
+    return {"intermediate": intermediate, "dtype": "bf16", **cfg}
+
+
+# ---- softmax (kernels/elementwise): rows of X [rows, cols] bf16, online over chunks ----------------
+SOFTMAX_SHAPES = [(4096, 4096), (16, 32768), (333, 5000)]   # (rows, cols)
+
+
+def softmax_key(cols, cfg):
+    """The kernel depends on the configuration and on the divisibility of cols."""
+    return "softmax/div%d/%s" % (gemm_divisibility(cols), norm_config_label(cfg))
+
+
+def _softmax_params(cols, cfg):
+    return {"cols": cols, "dtype": "bf16", "block_rows": cfg["rows"], "chunk": cfg["chunk"], "waves": cfg["waves"]}
+
+
 def compile_jobs():
     """(key, shipped kernel, -p parameters, required): a required job that
     fails to compile stops make_bundle.py; an optional one is recorded as
@@ -145,6 +192,15 @@ def compile_jobs():
     for i, cfg in enumerate(MOE_CONFIGS):
         for part in MOE_PARTS:
             add(moe_key(cfg, part), "moe", _moe_params(cfg, part), i == 0)
+    for (_, hidden) in NORM_SHAPES:
+        for i, cfg in enumerate(NORM_CONFIGS):
+            add(norm_key(hidden, cfg), "rms_norm", _norm_params(hidden, cfg), i == 0)
+    for (_, inter) in SILU_SHAPES:
+        for i, cfg in enumerate(NORM_CONFIGS):
+            add(silu_key(inter, cfg), "silu_and_mul", _silu_params(inter, cfg), i == 0)
+    for (_, cols) in SOFTMAX_SHAPES:
+        for i, cfg in enumerate(NORM_CONFIGS):
+            add(softmax_key(cols, cfg), "softmax", _softmax_params(cols, cfg), i == 0)
     return jobs
 
 

@@ -207,7 +207,48 @@ class Moe(Case):
             (plan.moe_key(cfg, "combine"), ["Y", "positions", "topk_weights", "out"])])
 
 
-FAMILIES = ["gemm", "attention", "paged_decode", "moe", "attention_bwd"]
+class RmsNorm(Case):
+    family = "rms_norm"
+    outputs = ("Y",)
+
+    def __init__(self, tokens, hidden):
+        super().__init__("T%d hidden%d" % (tokens, hidden))
+        self.T, self.H = tokens, hidden
+        self.tensors = {"X": ((tokens, hidden), "bf16"), "W": ((1, hidden), "bf16"), "Y": ((tokens, hidden), "bf16")}
+        self.scalars = {"eps": plan.NORM_EPS, "inv_h": 1.0 / hidden}
+        # Bytes a memory-bound kernel must move: X read once, Y written, W read.
+        self.work = {"bytes": 2.0 * (2 * tokens * hidden + hidden)}
+        for cfg in plan.NORM_CONFIGS:
+            self.variant(plan.norm_config_label(cfg), [(plan.norm_key(hidden, cfg), ["X", "W", "Y", "eps", "inv_h"])])
+
+
+class SiluAndMul(Case):
+    family = "silu_and_mul"
+    outputs = ("out",)
+
+    def __init__(self, tokens, intermediate):
+        super().__init__("T%d inter%d" % (tokens, intermediate))
+        self.T, self.I = tokens, intermediate
+        self.tensors = {"X": ((tokens, 2 * intermediate), "bf16"), "out": ((tokens, intermediate), "bf16")}
+        self.work = {"bytes": 2.0 * 3 * tokens * intermediate}   # X read, out written
+        for cfg in plan.NORM_CONFIGS:
+            self.variant(plan.norm_config_label(cfg), [(plan.silu_key(intermediate, cfg), ["X", "out"])])
+
+
+class Softmax(Case):
+    family = "softmax"
+    outputs = ("Y",)
+
+    def __init__(self, rows, cols):
+        super().__init__("R%d cols%d" % (rows, cols))
+        self.R, self.C = rows, cols
+        self.tensors = {"X": ((rows, cols), "bf16"), "Y": ((rows, cols), "bf16")}
+        self.work = {"bytes": 2.0 * 2 * rows * cols}   # X read once, Y written
+        for cfg in plan.NORM_CONFIGS:
+            self.variant(plan.norm_config_label(cfg), [(plan.softmax_key(cols, cfg), ["X", "Y"])])
+
+
+FAMILIES = ["gemm", "attention", "paged_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax"]
 
 
 def all_cases():
@@ -222,6 +263,12 @@ def all_cases():
         for cfg in plan.MOE_CONFIGS:
             cases.append(Moe(t, cfg))
     cases.append(AttentionBwd())
+    for (t, h) in plan.NORM_SHAPES:
+        cases.append(RmsNorm(t, h))
+    for (t, i) in plan.SILU_SHAPES:
+        cases.append(SiluAndMul(t, i))
+    for (r, c) in plan.SOFTMAX_SHAPES:
+        cases.append(Softmax(r, c))
     return cases
 
 
@@ -379,6 +426,12 @@ def gpu_main(root, args):
             return setup_moe(case, T)
         if isinstance(case, AttentionBwd):
             return setup_bwd(case, T)
+        if isinstance(case, RmsNorm):
+            return setup_norm(case, T)
+        if isinstance(case, SiluAndMul):
+            return setup_silu(case, T)
+        if isinstance(case, Softmax):
+            return setup_softmax(case, T)
         raise ValueError(case.family)
 
     def attention_reference(q, k, v, causal, scale):
@@ -556,6 +609,62 @@ def gpu_main(root, args):
         # dP - Delta cancels, so gradients carry several bf16 roundings
         # (2^-8 each): 2e-2; the baselines' errors above are the yardstick.
         return ref, {"dQ": 2e-2, "dK": 2e-2, "dV": 2e-2}, base, errs
+
+    def setup_norm(case, T):
+        T["X"].copy_(randn(T["X"].shape))
+        T["W"].copy_(randn(T["W"].shape))
+        eps, H = plan.NORM_EPS, case.H
+        x32 = T["X"].float()
+        ref = {"Y": x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * T["W"].float()}
+        X, w = T["X"], T["W"][0]
+
+        def eager():
+            return F.rms_norm(X, (H,), w, eps)
+        compiled = torch.compile(lambda x, wt: F.rms_norm(x, (H,), wt, eps))
+        base = {"torch_eager": eager, "torch_compile": lambda: compiled(X, w)}
+        errs = {}
+        for label, fn in base.items():
+            try:
+                errs[label] = rel_err(fn(), ref["Y"])
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        # bf16 output: one rounding (2^-9 relative on average) over f32 sums.
+        return ref, {"Y": 1e-2}, base, errs
+
+    def setup_silu(case, T):
+        T["X"].copy_(randn(T["X"].shape))
+        I, X = case.I, T["X"]
+        x32 = X.float()
+        ref = {"out": F.silu(x32[:, :I]) * x32[:, I:]}
+
+        def silu_and_mul(x):
+            return F.silu(x[:, :I]) * x[:, I:]
+        compiled = torch.compile(silu_and_mul)
+        base = {"torch_eager": lambda: silu_and_mul(X), "torch_compile": lambda: compiled(X)}
+        errs = {}
+        for label, fn in base.items():
+            try:
+                errs[label] = rel_err(fn(), ref["out"])
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        return ref, {"out": 1e-2}, base, errs
+
+    def setup_softmax(case, T):
+        T["X"].copy_(randn(T["X"].shape))
+        X = T["X"]
+        ref = {"Y": torch.softmax(X.float(), dim=-1)}
+
+        def softmax(x):
+            return torch.softmax(x, dim=-1)
+        compiled = torch.compile(softmax)
+        base = {"torch_eager": lambda: softmax(X), "torch_compile": lambda: compiled(X)}
+        errs = {}
+        for label, fn in base.items():
+            try:
+                errs[label] = rel_err(fn(), ref["Y"])
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        return ref, {"Y": 1e-2}, base, errs
 
     # ---- the launches
     def allocate(case):

@@ -29,6 +29,9 @@ plan.DECODE.update(batch=3, heads=4, kv_heads=2, context=40, head_dim=32, block_
 plan.MOE.update(experts=4, topk=2, hidden=32, intermediate=48)
 plan.MOE_TOKENS = [7]
 plan.BWD.update(batch=2, seq=33, head_dim=32)
+plan.NORM_SHAPES = [(5, 64)]   # hidden and cols keep their divisibility (8), which selects the kernel
+plan.SILU_SHAPES = [(5, 14336)]   # the intermediate size selects the kernel
+plan.SOFTMAX_SHAPES = [(5, 72)]
 
 sys.path.insert(0, sys.argv[1])
 import tilec  # noqa: E402  (the package prepare.sh copied, which run.py imports)

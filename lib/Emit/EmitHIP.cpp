@@ -114,6 +114,17 @@ FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
 }
 
 FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {
+  if (auto bl = a->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+    // A rank-1 register tile holds one value per row: an R x 1 tile.
+    tile::TileType t = a.getType();
+    if (bl.getLanes()[0] * bl.getLanes()[1] != target.waveSize ||
+        bl.getWaves()[0] * bl.getWaves()[1] != numWavesOf(f))
+      return a.emitOpError() << "blocked layout " << bl << " does not cover " << numWavesOf(f) << " waves of "
+                             << target.waveSize << " lanes";
+    return std::string(llvm::formatv("tl::Blocked<{0}, {1}, tl::BlockedLayout<{2}, {3}, {4}, {5}, {6}>>", t.rows(),
+                                      t.getRank() == 2 ? t.cols() : 1, bl.getVec(), bl.getLanes()[0],
+                                      bl.getLanes()[1], bl.getWaves()[0], bl.getWaves()[1]));
+  }
   auto instr = a->getAttrOfType<StringAttr>(pattr::kInstr);
   auto grid = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
   auto parent = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kParentShape);
@@ -186,6 +197,17 @@ std::string reduceOp(tile::ReduceKind k) {
   return "";
 }
 
+/// The identity of a reduction (what replicas and lanes past a tile's edge
+/// contribute).
+std::string reduceInit(tile::ReduceKind k) {
+  switch (k) {
+  case tile::ReduceKind::sum: return "0.0f";
+  case tile::ReduceKind::max: return "(-__builtin_inff())";
+  case tile::ReduceKind::min: return "__builtin_inff()";
+  }
+  return "";
+}
+
 LogicalResult Emitter::emitMap(tile::MapOp m) {
   std::string s;
   if (Value sv = m.getScalarValue())
@@ -210,6 +232,9 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   case F::scale: fn = "x * " + s; break;
   case F::add_scalar: fn = "x + " + s; break;
   case F::ceil: fn = "__builtin_ceilf(x)"; break;
+  case F::sqrt: fn = "tl::sqrt(x)"; break;
+  case F::rsqrt: fn = "tl::rsqrt(x)"; break;
+  case F::abs: fn = "__builtin_fabsf(x)"; break;
   case F::add: fn = "x + y"; break;
   case F::sub: fn = "x - y"; break;
   case F::mul: fn = "x * y"; break;
@@ -223,7 +248,8 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   case F::le: fn = "x <= y ? 1.0f : 0.0f"; break;
   }
   if (m.getBroadcastCols())
-    return m.emitOpError() << "column broadcasts are not supported by the HIP emitter yet";
+    return m.emitOpError() << "column broadcasts of rank-1 tiles are not supported by the HIP emitter yet (a [1, "
+                              "N] tile broadcasts over the rows of a tile in a blocked layout)";
   bool binary = tile::MapOp::isBinary(m.getFn());
   std::string capture = m.getScalarValue() ? "=" : "";
   line() << "tl::map(" << name(m.getDest());
@@ -340,6 +366,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
         std::string c = l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0";
         if (!cast<tile::TileType>(l.getDest().getType()).isLds()) {
           auto dst = allocOf(l.getDest());
+          if (dst && dst->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+            // Each lane loads the runs it holds, one global access per run.
+            line() << "tl::load_tile(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
+                   << name(l.getIndices()[0]) << ", " << c << ");\n";
+            return success();
+          }
           auto layout = dst ? dst->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
           if (layout && (layout.getValue() == "acc" || layout.getValue() == "rows")) {
             // Each lane loads the elements (or rows) it holds.
@@ -390,9 +422,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
           // elements it holds (e.g. rows gathered into LDS).
           auto dstAlloc = allocOf(c.getDest());
           auto dstLayout = dstAlloc ? dstAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
-          if (c.getTranspose() || !dstLayout || dstLayout.getValue() != "acc")
+          bool dstBlocked = dstAlloc && dstAlloc->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout);
+          if (c.getTranspose() || (!dstBlocked && (!dstLayout || dstLayout.getValue() != "acc")))
             return c.emitOpError() << "copies from LDS to registers need a register tile in an accumulator "
-                                      "layout, untransposed";
+                                      "or blocked layout, untransposed";
           line() << "tl::copy_from_lds(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
           return success();
         }
@@ -446,11 +479,21 @@ LogicalResult Emitter::emitOp(Operation &op) {
       })
       .Case([&](tile::MapOp m) { return emitMap(m); })
       .Case([&](tile::ReduceOp r) -> LogicalResult {
-        if (r.getAxis() != 1)
-          return r.emitOpError() << "column reductions are not supported by the HIP emitter yet";
         std::string scratch = "nullptr";
         if (auto off = r->getAttrOfType<IntegerAttr>(pattr::kScratchOffset))
           scratch = "(float *)(tl_lds + " + std::to_string(off.getInt()) + ")";
+        auto src = allocOf(r.getSource());
+        if (src && src->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+          auto d = cast<tile::TileType>(r.getDest().getType());
+          if (r.getAxis() == 0 && d.getRank() != 2)
+            return r.emitOpError() << "column reductions of a blocked tile go into a [1, N] tile, got " << d;
+          line() << (r.getAxis() == 1 ? "tl::reduce_rows(" : "tl::reduce_cols(") << name(r.getDest()) << ", "
+                 << name(r.getSource()) << ", " << reduceOp(r.getKind()) << ", " << reduceInit(r.getKind()) << ", "
+                 << (r.getAccumulate() ? "true" : "false") << ", " << scratch << ");\n";
+          return success();
+        }
+        if (r.getAxis() != 1)
+          return r.emitOpError() << "column reductions are not supported by the HIP emitter yet";
         line() << "tl::reduce_rows(" << name(r.getDest()) << ", " << name(r.getSource()) << ", "
                << reduceOp(r.getKind()) << ", " << (r.getAccumulate() ? "true" : "false") << ", "
                << scratch << ");\n";

@@ -419,10 +419,10 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
     // Cross-wave row reductions exchange partial results through LDS.
     f.walk([&](tile::ReduceOp r) {
       auto src = allocOf(r.getSource());
-      auto grid = src ? src->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid) : nullptr;
+      std::optional<std::pair<int64_t, int64_t>> grid = waveGridOf(src);
       if (!grid)
         return;
-      int64_t across = r.getAxis() == 1 ? grid[1] : grid[0];
+      int64_t across = r.getAxis() == 1 ? grid->second : grid->first;
       if (across <= 1)
         return;
       auto t = cast<tile::TileType>(r.getSource().getType());

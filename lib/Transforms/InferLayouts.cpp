@@ -1,9 +1,11 @@
-// tilec-infer-layouts: register layouts flow from the matrix instructions.
+// tilec-infer-layouts: register layouts flow from the matrix instructions;
+// the tiles they do not reach get a blocked layout.
 #include "Transforms/PassDetail.h"
 #include "Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/bit.h"
 
 namespace tilec {
 #define GEN_PASS_DEF_TILECINFERLAYOUTS
@@ -28,10 +30,39 @@ struct AccLayout {
 
 struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   llvm::DenseMap<Value, AccLayout> layouts;
+  /// Tiles in a blocked layout (#tile.blocked): those no matrix instruction
+  /// reaches. The layout does not depend on a tile's shape, so related tiles
+  /// of any shape share it.
+  llvm::DenseMap<Value, tile::BlockedLayoutAttr> blocked;
+  std::vector<Value> blockedOrder;  // in the order they were assigned
   bool changed = false;
   bool failedFlag = false;
 
+  void mixed(Operation *at, Value tile) {
+    at->emitOpError() << "register tile '" << allocOf(tile).displayName()
+                      << "' would need both a matrix-instruction layout and a blocked layout; conversions "
+                         "between them are not supported yet (copy through an LDS tile)";
+    failedFlag = true;
+  }
+
+  void assignBlocked(Operation *at, Value tile, tile::BlockedLayoutAttr l) {
+    if (layouts.count(tile))
+      return mixed(at, tile);
+    auto it = blocked.find(tile);
+    if (it == blocked.end()) {
+      blocked[tile] = l;
+      blockedOrder.push_back(tile);
+      changed = true;
+    } else if (it->second != l) {
+      at->emitOpError() << "register tile '" << allocOf(tile).displayName() << "' would need two layouts ("
+                        << it->second << " vs " << l << ")";
+      failedFlag = true;
+    }
+  }
+
   void assign(Operation *at, Value tile, const AccLayout &l) {
+    if (blocked.count(tile))
+      return mixed(at, tile);
     auto it = layouts.find(tile);
     if (it == layouts.end()) {
       layouts[tile] = l;
@@ -62,6 +93,20 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     auto tx = cast<tile::TileType>(x.getType()), ty = cast<tile::TileType>(y.getType());
     if (!tx.isReg() || !ty.isReg())
       return;
+    if (auto it = blocked.find(x); it != blocked.end())
+      return assignBlocked(op, y, it->second);
+    if (auto it = blocked.find(y); it != blocked.end())
+      return assignBlocked(op, x, it->second);
+    if (tx.getRank() == ty.getRank() && tx.getShape() != ty.getShape()) {
+      // A [1, N] or [M, 1] tile broadcast over (or reduced from) an M x N
+      // one: only blocked layouts hold those as plain tiles.
+      if (layouts.count(x) || layouts.count(y)) {
+        op->emitOpError() << "broadcasts or reduces between " << tx << " and " << ty
+                          << " in a matrix-instruction layout; use a rank-1 row vector there";
+        failedFlag = true;
+      }
+      return;
+    }
     if (tx.getRank() == ty.getRank()) {
       if (layouts.count(x)) assign(op, y, layouts[x]);
       if (layouts.count(y)) assign(op, x, layouts[y]);
@@ -104,7 +149,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
             relate(op, m.getDest(), in);
           }
         } else if (auto r = dyn_cast<tile::ReduceOp>(op)) {
-          if (r.getAxis() == 1)
+          if (r.getAxis() == 1 || blocked.count(r.getSource()) || blocked.count(r.getDest()))
             relate(op, r.getSource(), r.getDest());
         } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
           relate(op, c.getSource(), c.getDest());
@@ -115,6 +160,8 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     } while (changed && !failedFlag);
   }
 
+  /// The accumulator layout of the target's first 16-bit instruction that
+  /// tiles `t` over the waves (rows spread over them where it can).
   std::optional<AccLayout> defaultLayout(tile::TileType t, int waves) {
     if (!target)
       return std::nullopt;
@@ -139,6 +186,92 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     return std::nullopt;
   }
 
+  /// Elements per global access of a tile.load or tile.store of `tile`: the
+  /// widest run the tensor's divisibility allows (up to 16 bytes); 0 (no
+  /// limit) when the op does not touch global memory through `tile` or the
+  /// tile has one column.
+  static int64_t globalRunOf(Operation *op, Value tile) {
+    Value tensor;
+    if (auto l = dyn_cast<tile::LoadOp>(op); l && l.getDest() == tile)
+      tensor = l.getSource();
+    else if (auto st = dyn_cast<tile::StoreOp>(op); st && st.getValue() == tile)
+      tensor = st.getDest();
+    auto t = cast<tile::TileType>(tile.getType());
+    if (!tensor || t.cols() == 1)
+      return 0;  // a tile of one column holds runs of one element whatever vec is
+    ValueRange indices = isa<tile::LoadOp>(op) ? cast<tile::LoadOp>(op).getIndices() : cast<tile::StoreOp>(op).getIndices();
+    int64_t elemBytes = std::max<int64_t>(1, cast<MemRefType>(tensor.getType()).getElementTypeBitWidth() / 8);
+    return tilec::globalRunOf(tensor, indices, t, elemBytes);
+  }
+
+  /// The blocked layout of a component rooted at `t`: runs of `vec` elements
+  /// (the widest every global access of the component allows), lanes along
+  /// the row as far as the row reaches, the rest of the wave over rows, and
+  /// waves over rows first (a row reduction then stays inside a wave), the
+  /// remaining waves along the row.
+  tile::BlockedLayoutAttr blockedLayout(tile::TileType t, int64_t vec, int64_t lanes, int64_t waves) {
+    int64_t rows = t.rows(), cols = t.getRank() == 2 ? t.cols() : 1;
+    vec = std::max<int64_t>(1, std::min(vec, int64_t(llvm::bit_floor(uint64_t(cols)))));
+    int64_t tc = std::min<int64_t>(lanes, llvm::bit_floor(uint64_t(std::max<int64_t>(1, cols / vec))));
+    int64_t tr = lanes / tc;
+    int64_t wr = std::min<int64_t>(waves, llvm::bit_floor(uint64_t(std::max<int64_t>(1, rows / tr))));
+    return tile::BlockedLayoutAttr::get(t.getContext(), vec, {tr, tc}, {wr, waves / wr});
+  }
+
+  /// Gives the register tiles no matrix instruction reaches a blocked
+  /// layout, one connected component at a time, largest root first.
+  void assignBlockedLayouts(func::FuncOp f) {
+    const int64_t lanes = target ? target->waveSize : 64, waves = numWavesOf(f);
+    for (bool assigned = true; assigned && !failedFlag;) {
+      assigned = false;
+      tile::AllocOp root;
+      f.walk([&](tile::AllocOp a) {
+        tile::TileType t = a.getType();
+        if (!t.isReg() || layouts.count(a.getResult()) || blocked.count(a.getResult()) || isStaging(a))
+          return;
+        if (!root || t.getRank() > root.getType().getRank() ||
+            (t.getRank() == root.getType().getRank() && t.getNumElements() > root.getType().getNumElements()))
+          root = a;
+      });
+      if (!root)
+        break;
+      assigned = true;
+      // Provisionally with runs of one element, to find the component.
+      size_t first = blockedOrder.size();
+      assignBlocked(root, root.getResult(), blockedLayout(root.getType(), 1, lanes, waves));
+      propagate(f);
+      // Without global accesses, runs of 4: 16 bytes of f32 registers.
+      int64_t vec = 0;
+      for (size_t i = first; i < blockedOrder.size(); ++i)
+        for (Operation *user : blockedOrder[i].getUsers())
+          if (int64_t run = globalRunOf(user, blockedOrder[i]))
+            vec = vec ? std::min(vec, run) : run;
+      vec = vec ? vec : 4;
+      // Where no access can move more than one element and every tile of the
+      // component has the root's shape or holds one value per row, a matrix
+      // instruction's accumulator layout that tiles the root is kept: it
+      // gains nothing on memory access there, and it holds fewer row partials
+      // per lane (moe_gate at 64 experts: no scratch on gfx1151, 180 bytes in
+      // a blocked layout).
+      bool plain = vec == 1;
+      for (size_t i = first; plain && i < blockedOrder.size(); ++i) {
+        auto t = cast<tile::TileType>(blockedOrder[i].getType());
+        plain = t.getShape() == root.getType().getShape() || t.getRank() == 1;
+      }
+      if (std::optional<AccLayout> acc = plain ? defaultLayout(root.getType(), int(waves)) : std::nullopt) {
+        for (size_t i = first; i < blockedOrder.size(); ++i)
+          blocked.erase(blockedOrder[i]);
+        blockedOrder.resize(first);
+        layouts[root.getResult()] = *acc;
+        propagate(f);
+        continue;
+      }
+      tile::BlockedLayoutAttr l = blockedLayout(root.getType(), vec, lanes, waves);
+      for (size_t i = first; i < blockedOrder.size(); ++i)
+        blocked[blockedOrder[i]] = l;
+    }
+  }
+
   void runOnOperation() override {
     func::FuncOp f = getOperation();
     Builder b(&getContext());
@@ -156,29 +289,19 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
       assign(g, g.getC(), {instr, grid, b.getDenseI64ArrayAttr(c.getShape())});
     });
     propagate(f);
-    // Tiles no matrix instruction reaches (elementwise work on loaded data,
-    // e.g. combining split-KV partial results) take the accumulator layout of
-    // the target's first 16-bit instruction, over the wave grid the GEMM
-    // tiling would choose for their shape; their row vectors follow.
-    for (bool assigned = true; assigned && !failedFlag;) {
-      assigned = false;
-      f.walk([&](tile::AllocOp a) {
-        tile::TileType t = a.getType();
-        if (assigned || !t.isReg() || t.getRank() != 2 || layouts.count(a.getResult()) || isStaging(a))
-          return;
-        if (std::optional<AccLayout> l = defaultLayout(t, numWavesOf(f))) {
-          layouts[a.getResult()] = *l;
-          assigned = true;
-        }
-      });
-      if (assigned)
-        propagate(f);
-    }
+    // Tiles no matrix instruction reaches (elementwise and reduction work
+    // on loaded data) take a blocked layout.
+    if (!failedFlag)
+      assignBlockedLayouts(f);
 
     f.walk([&](tile::AllocOp a) {
       tile::TileType t = a.getType();
       if (!t.isReg())
         return;
+      if (auto bl = blocked.find(a.getResult()); bl != blocked.end()) {
+        a->setAttr(pattr::kLayout, bl->second);
+        return;
+      }
       auto it = layouts.find(a.getResult());
       if (it == layouts.end() && isStaging(a)) {
         a->setAttr(pattr::kLayout, b.getStringAttr("staging"));
@@ -188,9 +311,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         return; // one diagnostic
       if (it == layouts.end()) {
         a.emitOpError() << "register tile '" << a.displayName()
-                        << "' gets no layout: it is not connected to a tile.gemm accumulator, and no "
-                           "matrix instruction's layout tiles its shape over the wave grid "
-                           "(rank-1 tiles need a rank-2 tile whose rows they hold)";
+                        << "' gets no layout";
         failedFlag = true;
         return;
       }

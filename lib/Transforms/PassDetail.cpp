@@ -101,10 +101,12 @@ int64_t rowRunOf(Value source, Value col, tile::TileType t, int64_t elemBytes) {
 }
 } // namespace
 
+int64_t globalRunOf(Value source, ValueRange indices, tile::TileType t, int64_t elemBytes) {
+  return indices.size() == 2 ? rowRunOf(source, indices[1], t, elemBytes) : 1;
+}
+
 int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
-  if (l.getIndices().size() != 2)
-    return 1;
-  return rowRunOf(l.getSource(), l.getIndices()[1], cast<tile::TileType>(l.getDest().getType()), elemBytes);
+  return globalRunOf(l.getSource(), l.getIndices(), cast<tile::TileType>(l.getDest().getType()), elemBytes);
 }
 
 int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes) {
@@ -120,6 +122,16 @@ int64_t accessWidth(Operation *alloc, llvm::StringRef name) {
 }
 
 int64_t loadVecOf(Value tile) { return accessWidth(rootAllocOf(tile), pattr::kLoadVec); }
+
+std::optional<std::pair<int64_t, int64_t>> waveGridOf(Operation *alloc) {
+  if (!alloc)
+    return std::nullopt;
+  if (auto bl = alloc->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout))
+    return std::make_pair(bl.waveRows(), bl.waveCols());
+  if (auto grid = alloc->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid))
+    return std::make_pair(grid[0], grid[1]);
+  return std::nullopt;
+}
 
 bool isStaging(Value v) {
   auto a = allocOf(v);

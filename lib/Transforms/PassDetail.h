@@ -42,6 +42,14 @@ int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes);
 /// source, so the run depends on the source and the column alone.
 int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes);
 
+/// The same for any access of rank-2 tile `t` at `indices` of the global
+/// tensor `source` (a load or a store).
+int64_t globalRunOf(mlir::Value source, mlir::ValueRange indices, tile::TileType t, int64_t elemBytes);
+
+/// The wave grid (rows, columns of waves) of a register tile's layout: a
+/// matrix-instruction layout's `wave_grid` or a blocked layout's waves.
+std::optional<std::pair<int64_t, int64_t>> waveGridOf(mlir::Operation *alloc);
+
 /// An access width (`load_vec`, `write_vec`, `read_vec`) that
 /// tilec-allocate-lds recorded on an alloc; 1 when absent.
 int64_t accessWidth(mlir::Operation *alloc, llvm::StringRef name);

@@ -553,6 +553,9 @@ public:
     map(MapFn::le, dst, lhs, rhs, o, loc);
   }
   void ceil(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::ceil, dst, src, loc); }
+  void sqrt(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::sqrt, dst, src, loc); }
+  void rsqrt(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::rsqrt, dst, src, loc); }
+  void abs(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::abs, dst, src, loc); }
   /// A workgroup barrier that also orders global memory (a release/acquire
   /// fence at workgroup scope around it): stores before it are seen by loads
   /// and overwritten by stores after it, from any wave. LDS accesses get their
@@ -599,11 +602,15 @@ public:
       return;
     if (options.axis != 0 && options.axis != 1)
       return s.report(op, "axis must be 0 or 1, got " + std::to_string(options.axis));
-    if (a->rank() != 2 || d->rank() != 1)
-      return s.report(op, "reduces a rank-2 tile into a rank-1 tile, got " + a->str() + " -> " +
-                              d->str());
+    const bool keepDims = a->rank() == 2 && d->rank() == 2;  // into [R, 1] or [1, C]
+    if (a->rank() != 2 || (d->rank() != 1 && !keepDims))
+      return s.report(op, "reduces a rank-2 tile into a rank-1 tile (or a rank-2 tile of extent 1 along the "
+                          "axis), got " + a->str() + " -> " + d->str());
     int64_t want = options.axis == 1 ? a->shape[0] : a->shape[1];
-    if (d->shape[0] != want)
+    if (keepDims && (options.axis == 1 ? d->shape[1] != 1 : d->shape[0] != 1))
+      return s.report(op, "axis " + std::to_string(options.axis) + " reduction of " + a->str() +
+                              " keeps extent 1 along the axis, destination " + d->str());
+    if (d->shape[keepDims && options.axis == 0 ? 1 : 0] != want)
       return s.report(op, "axis " + std::to_string(options.axis) + " reduction of " + a->str() +
                               " gives " + std::to_string(want) + " values, destination " + d->str() +
                               " holds " + std::to_string(d->shape[0]));
@@ -794,7 +801,11 @@ private:
       bool same = r.shape == d->shape;
       rhsBroadcast = !same && r.rank() == 1 && d->rank() == 2;
       int64_t want = d->rank() == 2 ? (perCol ? d->shape[1] : d->shape[0]) : 0;
-      if (!same && !(rhsBroadcast && r.shape[0] == want))
+      // A [1, C] or [R, 1] tile broadcasts over the rows or columns of R x C.
+      const bool tileBroadcast = !same && !perCol && r.rank() == 2 && d->rank() == 2 &&
+                                 ((r.shape[0] == 1 && r.shape[1] == d->shape[1]) ||
+                                  (r.shape[1] == 1 && r.shape[0] == d->shape[0]));
+      if (!same && !tileBroadcast && !(rhsBroadcast && r.shape[0] == want))
         return s.report(op, fnStr + ": cannot broadcast rhs " + r.str() + " to " + d->str() +
                                 (d->rank() == 2 ? std::string(" (a rank-1 rhs needs one value per ") +
                                                       (perCol ? "column: " : "row: ") +

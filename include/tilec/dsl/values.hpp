@@ -35,6 +35,7 @@ enum class MapFn {
   scale,      // src * scalar
   add_scalar, // src + scalar
   ceil,       // rounded up to an integer
+  sqrt, rsqrt, abs,
   // binary: dst = f(lhs, rhs)
   add, sub, mul, div, max, min,
   sub_exp2, // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
@@ -132,6 +133,9 @@ inline const char *mapFnName(MapFn fn) {
   case MapFn::scale: return "scale";
   case MapFn::add_scalar: return "add_scalar";
   case MapFn::ceil: return "ceil";
+  case MapFn::sqrt: return "sqrt";
+  case MapFn::rsqrt: return "rsqrt";
+  case MapFn::abs: return "abs";
   case MapFn::add: return "add";
   case MapFn::sub: return "sub";
   case MapFn::mul: return "mul";

@@ -15,6 +15,9 @@ using namespace tilec::tile;
 #define GET_TYPEDEF_CLASSES
 #include "Dialect/Tile/TileOpsTypes.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "Dialect/Tile/TileOpsAttrs.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "Dialect/Tile/TileOps.cpp.inc"
 
@@ -23,10 +26,37 @@ void TileDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "Dialect/Tile/TileOpsTypes.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "Dialect/Tile/TileOpsAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "Dialect/Tile/TileOps.cpp.inc"
       >();
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult BlockedLayoutAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError, int64_t vec,
+                                        llvm::ArrayRef<int64_t> lanes, llvm::ArrayRef<int64_t> waves) {
+  auto pow2 = [](int64_t x) { return x >= 1 && llvm::isPowerOf2_64(x); };
+  // A run is at most one 16-byte access of 1-byte elements.
+  if (!pow2(vec) || vec > 16)
+    return emitError() << "blocked layout: vec must be a power of two in [1, 16], got " << vec;
+  if (lanes.size() != 2 || waves.size() != 2)
+    return emitError() << "blocked layout: lanes and waves are [rows, cols] grids, got " << lanes.size()
+                       << " and " << waves.size() << " entries";
+  if (!llvm::all_of(lanes, pow2) || !llvm::all_of(waves, pow2))
+    return emitError() << "blocked layout: lane and wave grids must be powers of two";
+  if (lanes[0] * lanes[1] != 32 && lanes[0] * lanes[1] != 64)
+    return emitError() << "blocked layout: the lane grid covers a wave of 32 or 64 lanes, got "
+                       << lanes[0] * lanes[1];
+  if (waves[0] * waves[1] > 16)
+    return emitError() << "blocked layout: at most 16 waves, got " << waves[0] * waves[1];
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -275,7 +305,10 @@ LogicalResult MapOp::verify() {
                     rhs.rows() == dst.rows();
     bool colBcast = rhs.getRank() == 1 && dst.getRank() == 2 && getBroadcastCols() &&
                     rhs.rows() == dst.cols();
-    if (!same && !rowBcast && !colBcast)
+    // A [1, C] or [R, 1] tile, broadcast over the rows or columns of R x C.
+    bool tileBcast = rhs.getRank() == 2 && dst.getRank() == 2 && !getBroadcastCols() &&
+                     ((rhs.rows() == 1 && rhs.cols() == dst.cols()) || (rhs.cols() == 1 && rhs.rows() == dst.rows()));
+    if (!same && !rowBcast && !colBcast && !tileBcast)
       return emitOpError() << "cannot broadcast " << shapeStr(rhs) << " to " << shapeStr(dst)
                            << " (a rank-1 operand needs one value per "
                            << (getBroadcastCols() ? "column" : "row") << ")";
@@ -289,9 +322,19 @@ LogicalResult MapOp::verify() {
 LogicalResult ReduceOp::verify() {
   auto s = cast<TileType>(getSource().getType());
   auto d = cast<TileType>(getDest().getType());
+  if (s.getRank() == 2 && d.getRank() == 2) {
+    // Into a [R, 1] (axis 1) or [1, C] (axis 0) tile.
+    bool ok = getAxis() == 1 ? d.rows() == s.rows() && d.cols() == 1 : d.rows() == 1 && d.cols() == s.cols();
+    if (!ok)
+      return emitOpError() << "axis " << getAxis() << " reduction of " << shapeStr(s) << " goes into a "
+                           << (getAxis() == 1 ? std::to_string(s.rows()) + "x1" : "1x" + std::to_string(s.cols()))
+                           << " tile, got " << shapeStr(d);
+    return success();
+  }
   if (s.getRank() != 2 || d.getRank() != 1)
-    return emitOpError() << "reduces a rank-2 tile into a rank-1 tile, got " << shapeStr(s)
-                         << " -> " << shapeStr(d);
+    return emitOpError() << "reduces a rank-2 tile into a rank-1 tile (or a rank-2 tile of extent 1 along the "
+                            "axis), got "
+                         << shapeStr(s) << " -> " << shapeStr(d);
   int64_t want = getAxis() == 1 ? s.rows() : s.cols();
   if (d.rows() != want)
     return emitOpError() << "axis " << getAxis() << " reduction of " << shapeStr(s) << " gives "

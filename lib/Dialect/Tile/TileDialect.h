@@ -13,6 +13,9 @@
 #define GET_TYPEDEF_CLASSES
 #include "Dialect/Tile/TileOpsTypes.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "Dialect/Tile/TileOpsAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "Dialect/Tile/TileOps.h.inc"
 

@@ -30,7 +30,7 @@ def Tile_Dialect : Dialect {
     shapes need no padding.
   }];
   let useDefaultTypePrinterParser = 1;
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerTypes();

@@ -3,6 +3,7 @@
 
 include "TileDialect.td"
 include "TileTypes.td"
+include "TileAttrs.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -31,6 +32,9 @@ def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     I32EnumAttrCase<"scale", 10>,      // src * scalar
     I32EnumAttrCase<"add_scalar", 11>, // src + scalar
     I32EnumAttrCase<"ceil", 12>,       // rounded up to an integer (block counts)
+    I32EnumAttrCase<"sqrt", 13>,
+    I32EnumAttrCase<"rsqrt", 14>,      // 1 / sqrt(src)
+    I32EnumAttrCase<"abs", 15>,
     // binary: dst = f(lhs, rhs); rhs may be broadcast (see tile.map)
     I32EnumAttrCase<"add", 20>,
     I32EnumAttrCase<"sub", 21>,

@@ -143,6 +143,13 @@ TL_INLINE float log2(float x) { return __builtin_amdgcn_logf(x); }
 TL_INLINE float log2(float x) { return __builtin_log2f(x); }
 #endif
 TL_INLINE float rcp(float x) { return __builtin_amdgcn_rcpf(x); }
+// v_sqrt_f32 and v_rsq_f32: 1 ulp, no subnormal operands (as rcp).
+#if __has_builtin(__builtin_amdgcn_sqrtf)
+TL_INLINE float sqrt(float x) { return __builtin_amdgcn_sqrtf(x); }
+#else
+TL_INLINE float sqrt(float x) { return __builtin_sqrtf(x); }
+#endif
+TL_INLINE float rsq(float x) { return __builtin_amdgcn_rsqf(x); }
 TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
 // --- matrix instructions (docs/hardware.md sections 1-2) -------------------------------

@@ -146,6 +146,18 @@ TL_INLINE float rcp(float x) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+/// sqrt.approx.ftz.f32 and rsqrt.approx.ftz.f32 (PTX ISA: relative error
+/// about 2^-23, within the 1 ulp the prelude's bounds take).
+TL_INLINE float sqrt(float x) {
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+TL_INLINE float rsq(float x) {
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
 // --- matrix instructions (PTX ISA, mma.m16n8k16 fragments) ---------------------------------

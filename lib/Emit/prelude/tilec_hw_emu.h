@@ -176,6 +176,8 @@ TL_INLINE float swizzle_xor16(float x) {
 TL_INLINE float exp2(float x) { return __builtin_exp2f(x); }
 TL_INLINE float log2(float x) { return __builtin_log2f(x); }
 TL_INLINE float rcp(float x) { return 1.0f / x; }
+TL_INLINE float sqrt(float x) { return __builtin_sqrtf(x); }
+TL_INLINE float rsq(float x) { return 1.0f / __builtin_sqrtf(x); }
 TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
 // --- matrix instructions (docs/hardware.md sections 1-2) -------------------------------

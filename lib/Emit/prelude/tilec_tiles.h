@@ -142,6 +142,18 @@ TL_INLINE float div(float x, float y) {
   return s * (x * hw::rcp(y * s));
 }
 TL_INLINE float recip(float x) { return div(1.0f, x); }
+/// sqrt(x) and 1 / sqrt(x) from hw::sqrt and hw::rsq, with subnormal x scaled
+/// by 2^32 first (the result by 2^-16, resp. 2^16: exact).
+TL_INLINE float sqrt(float x) {
+  const bool subnormal = __builtin_fabsf(x) < 0x1p-126f && x != 0.0f;
+  const float y = hw::sqrt(subnormal ? x * 0x1p32f : x);
+  return subnormal ? y * 0x1p-16f : y;
+}
+TL_INLINE float rsqrt(float x) {
+  const bool subnormal = __builtin_fabsf(x) < 0x1p-126f && x != 0.0f;
+  const float y = hw::rsq(subnormal ? x * 0x1p32f : x);
+  return subnormal ? y * 0x1p16f : y;
+}
 /// 1 / (1 + e^-x) from e = e^-|x| <= 1, which cannot overflow: 1 / (1 + e)
 /// for x >= 0, e / (1 + e) below.
 TL_INLINE float sigmoid(float x) {

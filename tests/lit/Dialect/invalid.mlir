@@ -115,3 +115,25 @@ func.func @iota_axis(%t: !tile.tile<64xf32, reg>) {
   tile.iota %t {axis = 1 : i64} : !tile.tile<64xf32, reg>
   return
 }
+
+// -----
+
+// expected-error @+1 {{blocked layout: vec must be a power of two in [1, 16], got 3}}
+func.func @blocked_vec() attributes {tile.layout_example = #tile.blocked<vec = 3, lanes = [2, 32], waves = [4, 1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{blocked layout: the lane grid covers a wave of 32 or 64 lanes, got 16}}
+func.func @blocked_lanes() attributes {tile.layout_example = #tile.blocked<vec = 4, lanes = [2, 8], waves = [4, 1]>} {
+  return
+}
+
+// -----
+
+func.func @reduce_keepdims(%s: !tile.tile<16x64xf32, reg>, %d: !tile.tile<1x16xf32, reg>) {
+  // expected-error @+1 {{axis 1 reduction of 16x64xf32 (reg) goes into a 16x1 tile, got 1x16xf32 (reg)}}
+  tile.reduce sum %s -> %d {axis = 1 : i64} : !tile.tile<16x64xf32, reg>, !tile.tile<1x16xf32, reg>
+  return
+}

@@ -22,10 +22,14 @@ func.func @softmax_rows(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x32xbf
 
 // -----
 
-// A tile no matrix instruction reaches takes the target's default
-// accumulator layout when one tiles its shape (8x8 over 4 waves: none does).
+// Tiles no matrix instruction reaches take a blocked layout (any shape; here
+// 8 x 8 over 4 waves of 64 lanes, no global access: runs of 4 f32, 2 lanes
+// along a row, 32 rows per wave, the waves along the row; all but 8 rows and
+// 8 columns of that footprint hold replicas).
+// CHECK-LABEL: func.func @orphan
+// CHECK: tile.alloc {layout = #tile.blocked<vec = 4, lanes = [32, 2], waves = [1, 4]>, name = "x"}
+// CHECK: tile.alloc {layout = #tile.blocked<vec = 4, lanes = [32, 2], waves = [1, 4]>, name = "y"}
 func.func @orphan() attributes {tile.num_waves = 4 : i64} {
-  // expected-error @+1 {{register tile 'x' gets no layout: it is not connected to a tile.gemm accumulator, and no matrix instruction's layout tiles its shape}}
   %x = tile.alloc {name = "x"} : !tile.tile<8x8xf32, reg>
   %y = tile.alloc {name = "y"} : !tile.tile<8x8xf32, reg>
   tile.map exp %x, %y : !tile.tile<8x8xf32, reg>, !tile.tile<8x8xf32, reg>
@@ -34,21 +38,41 @@ func.func @orphan() attributes {tile.num_waves = 4 : i64} {
 
 // -----
 
-// Elementwise work on loaded data (no gemm): the default layout is the
-// accumulator layout of the first bf16 instruction that spreads the rows over
-// the waves (64 rows over 4 waves: 16x16x16), and the row vector of its
-// reduction follows.
+// Elementwise work on loaded data (no gemm): a blocked layout, rows over the
+// waves first (a row reduction stays inside a wave), runs as wide as the
+// tensors' divisibility allows (X: 4 f32 = 16 bytes; the rank-1 R has none,
+// which does not limit X's runs: a row vector holds one value per row). The
+// row vector of its reduction and the [1, 128] bias share the layout.
 // CHECK-LABEL: func.func @elementwise
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "x", parent_shape = array<i64: 64, 128>, wave_grid = array<i64: 4, 1>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "r", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
-func.func @elementwise(%X: memref<?x?xf32>, %R: memref<?xf32>) attributes {tile.num_waves = 4 : i64} {
+// CHECK: tile.alloc {layout = #tile.blocked<vec = 4, lanes = [2, 32], waves = [4, 1]>, name = "x"}
+// CHECK: tile.alloc {layout = #tile.blocked<vec = 4, lanes = [2, 32], waves = [4, 1]>, name = "r"}
+// CHECK: tile.alloc {layout = #tile.blocked<vec = 4, lanes = [2, 32], waves = [4, 1]>, name = "b"}
+func.func @elementwise(%X: memref<?x?xf32> {tile.divisibility = 4 : i64}, %R: memref<?xf32>, %B: memref<?x?xf32> {tile.divisibility = 4 : i64}) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
   %x = tile.alloc {name = "x"} : !tile.tile<64x128xf32, reg>
   %r = tile.alloc {name = "r"} : !tile.tile<64xf32, reg>
+  %b = tile.alloc {name = "b"} : !tile.tile<1x128xf32, reg>
   tile.load %X[%c0, %c0] -> %x : memref<?x?xf32>, !tile.tile<64x128xf32, reg>
+  tile.load %B[%c0, %c0] -> %b : memref<?x?xf32>, !tile.tile<1x128xf32, reg>
+  tile.map add %x, %x, %b : !tile.tile<64x128xf32, reg>, !tile.tile<64x128xf32, reg>, !tile.tile<1x128xf32, reg>
   tile.map exp %x, %x : !tile.tile<64x128xf32, reg>, !tile.tile<64x128xf32, reg>
   tile.reduce sum %x -> %r {axis = 1 : i64} : !tile.tile<64x128xf32, reg>, !tile.tile<64xf32, reg>
   tile.store %r -> %R[%c0] : !tile.tile<64xf32, reg>, memref<?xf32>
+  return
+}
+
+// -----
+
+// A [1, N] tile cannot broadcast over a matrix-instruction accumulator (only
+// blocked layouts hold it as a plain tile).
+func.func @broadcast_over_acc(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32x64xbf16, lds>, %W: memref<?x?xf32>) attributes {tile.num_waves = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c = tile.alloc {name = "c"} : !tile.tile<64x64xf32, reg>
+  %w = tile.alloc {name = "w"} : !tile.tile<1x64xf32, reg>
+  tile.gemm %a, %b, %c : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.load %W[%c0, %c0] -> %w : memref<?x?xf32>, !tile.tile<1x64xf32, reg>
+  // expected-error @+1 {{in a matrix-instruction layout}}
+  tile.map mul %c, %c, %w : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<1x64xf32, reg>
   return
 }
 

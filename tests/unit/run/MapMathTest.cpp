@@ -172,6 +172,11 @@ std::vector<MapCase> mapCases() {
   c.push_back({MapFn::add_scalar, wide, {}, [](double x, double) { return double(f32(x) + f32(kAddend)); },
                exactly()});
   c.push_back({MapFn::ceil, wide, {}, [](double x, double) { return std::ceil(x); }, exactly()});
+  c.push_back({MapFn::sqrt, withSpecial({0.0, -0.0, kInf, 1e-40, 0x1p-149}, powersOfTwo(-149, 127.9, kCount, false)), {},
+               [](double x, double) { return std::sqrt(x); }, within(dm::kSqrt, 0)});
+  c.push_back({MapFn::rsqrt, withSpecial({0.0, kInf, 1e-40, 0x1p-149}, powersOfTwo(-149, 127.9, kCount, false)), {},
+               [](double x, double) { return x == 0 ? kInf : 1 / std::sqrt(x); }, within(dm::kRsqrt, 0)});
+  c.push_back({MapFn::abs, wide, {}, [](double x, double) { return std::fabs(x); }, exactly()});
   c.push_back({MapFn::add, wide, other, [](double x, double y) { return double(f32(x) + f32(y)); }, exactly()});
   c.push_back({MapFn::sub, wide, other, [](double x, double y) { return double(f32(x) - f32(y)); }, exactly()});
   c.push_back({MapFn::mul, wide, other, [](double x, double y) { return double(f32(x) * f32(y)); }, exactly()});

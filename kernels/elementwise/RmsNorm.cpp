@@ -1,0 +1,197 @@
+#include "elementwise/RmsNorm.h"
+
+#include "DeviceMath.h"
+#include "Params.h"
+#include "elementwise/Common.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace tilec::kernels {
+
+namespace {
+
+using namespace dsl;
+using elementwise::divisibilityFor;
+using elementwise::unitRoundoff;
+using elementwise::roundTo;
+using elementwise::subnormalHalfUlp;
+
+} // namespace
+
+std::string rmsNormKernelName(const RmsNormConfig &c) {
+  return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) + "_r" +
+         std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_d" +
+         std::to_string(divisibilityFor(c.hidden, c.dtype)) + "_w" + std::to_string(c.waves);
+}
+
+Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
+  KernelBuilder kb(rmsNormKernelName(c), {.numWaves = c.waves});
+  const TensorOptions runs{.divisibility = divisibilityFor(c.hidden, c.dtype)};
+  Tensor X = kb.tensor("X", c.dtype, 2, runs);
+  Tensor R = c.residual ? kb.tensor("R", c.dtype, 2, runs) : X;
+  Tensor W = kb.tensor("W", c.dtype, 2, runs);
+  Tensor Y = kb.tensor("Y", c.dtype, 2, runs);
+  Scalar eps = kb.scalarF32("eps"), invH = kb.scalarF32("inv_h");
+  kb.grid({GridExtent::ceilDiv(X, 0, c.rows)});
+  Index r0 = kb.blockId(0) * c.rows, chunks = cdiv(X.dim(1), c.chunk);
+
+  // Loaded tiles have the tensors' type; arithmetic is f32 (docs/dsl-elementwise.md).
+  Tile x = kb.regTile("x", {c.rows, c.chunk}, c.dtype);
+  Tile w = kb.regTile("w", {1, c.chunk}, c.dtype);
+  Tile y = kb.regTile("y", {c.rows, c.chunk}, DType::f32);
+  Tile ss = kb.regTile("ss", {c.rows, 1}, DType::f32);  // sum of squares, then 1 / rms
+  kb.fill(ss, 0.0);
+  kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) {
+    Index col = ci * c.chunk;
+    kb.load(X, {r0, col}, x);
+    if (c.residual) {
+      // S = X + R, stored to R and normalised as stored (rounded to dtype).
+      Tile r = kb.regTile("r", {c.rows, c.chunk}, c.dtype);
+      kb.load(R, {r0, col}, r);
+      kb.add(y, x, r);
+      kb.convert(x, y);
+      kb.store(x, R, {r0, col});
+    }
+    kb.mul(y, x, x);
+    kb.reduce(ReduceKind::sum, y, ss, {.axis = 1, .accumulate = true});
+  });
+  kb.scale(ss, ss, invH);
+  kb.addScalar(ss, ss, eps);
+  kb.rsqrt(ss, ss);
+  kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) {
+    Index col = ci * c.chunk;
+    // Each thread reads back the sums it wrote itself (same layout): no barrier.
+    kb.load(c.residual ? R : X, {r0, col}, x);
+    kb.load(W, {0, col}, w);
+    kb.mul(y, x, ss);
+    kb.mul(y, y, w);
+    kb.store(y, Y, {r0, col});
+  });
+  Kernel k = kb.finish();
+  if (!k.ok())
+    return Error{k.error()};
+  return k;
+}
+
+Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps) {
+  const int64_t H = c.hidden;
+  Problem p;
+  p.tensors.push_back({"X", c.dtype, {tokens, H}});
+  if (c.residual) {
+    // Read and written: its initial contents are fixed (uniform in [-1, 1),
+    // rounded to dtype, from a fixed seed), not the unwritten-output poison.
+    std::mt19937_64 rng(12345);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    std::vector<double> r(tokens * H);
+    for (double &e : r)
+      e = roundTo(c.dtype, dist(rng));
+    p.tensors.push_back({"R", c.dtype, {tokens, H}, /*output=*/true, std::move(r)});
+  }
+  p.tensors.push_back({"W", c.dtype, {1, H}});
+  p.tensors.push_back({"Y", c.dtype, {tokens, H}, /*output=*/true});
+  const size_t nt = p.tensors.size();
+  p.scalars.push_back({"eps", static_cast<float>(eps), nt});
+  p.scalars.push_back({"inv_h", static_cast<float>(1.0 / double(H)), nt + 1});
+  // Y = s r w, r = 1 / sqrt(sum(s^2) / H + eps), s = x (or x + r rounded to
+  // dtype). In f32 (u = 2^-24): the sum of H non-negative terms errs by at
+  // most (H - 1) u relative in any order; the squares, the product with 1/H
+  // (itself rounded) and the sum with eps add 4 u; the square root halves
+  // that; rsqrt adds kRsqrt u (kernels/DeviceMath.h), the two products 2 u.
+  // Rounding to dtype adds u_t relative (of the f32 value: the (1 + u_t)).
+  // With the residual, S = X + R rounds once in f32 and once to dtype (u_t +
+  // 2 u relative); where that double rounding differs from the reference's
+  // single one by an ulp of dtype, Y moves by as much (u_t more).
+  const double ut = unitRoundoff(c.dtype), u = 0x1p-24;
+  const double k = (double(H) + 3) / 2 + devicemath::kRsqrt + 2;
+  p.toleranceRule = "|Y - ref| <= u_t |ref| + (1 + u_t) ((H + 3) / 2 + " + std::to_string(devicemath::kRsqrt) +
+                    " + 2) u |ref|" + (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
+                    ", u = 2^-24, u_t the dtype's; plus half its subnormal spacing";
+  const RmsNormConfig cfg = c;
+  p.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                    std::vector<std::vector<double>> &tolerance) {
+    const std::vector<double> &x = v[0], &w = v[cfg.residual ? 2 : 1];
+    std::vector<double> s(tokens * H), sTol(tokens * H), y(tokens * H), yTol(tokens * H);
+    for (int64_t i = 0; i < tokens * H; ++i) {
+      const double exact = cfg.residual ? x[i] + v[1][i] : x[i];
+      s[i] = cfg.residual ? roundTo(cfg.dtype, exact) : exact;
+      sTol[i] = (ut + 2 * u) * std::fabs(exact) + subnormalHalfUlp(cfg.dtype);
+    }
+    for (int64_t t = 0; t < tokens; ++t) {
+      double ss = 0;
+      for (int64_t h = 0; h < H; ++h)
+        ss += s[t * H + h] * s[t * H + h];
+      const double r = 1 / std::sqrt(ss / double(H) + eps);
+      for (int64_t h = 0; h < H; ++h) {
+        const double ref = s[t * H + h] * r * w[h];
+        y[t * H + h] = ref;
+        yTol[t * H + h] = (ut + (1 + ut) * k * u + (cfg.residual ? ut : 0)) * std::fabs(ref) + subnormalHalfUlp(cfg.dtype);
+      }
+    }
+    if (cfg.residual) {
+      expected = {std::move(s), std::move(y)};
+      tolerance = {std::move(sTol), std::move(yTol)};
+    } else {
+      expected = {std::move(y)};
+      tolerance = {std::move(yTol)};
+    }
+  };
+  return p;
+}
+
+KernelInfo rmsNormKernelInfo() {
+  KernelInfo info;
+  info.name = "rms_norm";
+  info.summary = "RMSNorm over the rows of X with a [1, hidden] weight; residual=1: vLLM's fused_add_rms_norm "
+                 "(R = X + R, normalised)";
+  info.params = {
+      {"tokens", "64", "tokens (run-time; used by --run)"},
+      {"hidden", "4096", "row length (its divisibility sets the access width)"},
+      {"dtype", "bf16", "bf16 | f16 | f32"},
+      {"residual", "0", "1: add R first and write the sum to R"},
+      {"eps", "1e-6", "added to the mean square"},
+      {"rows", "4", "tokens per workgroup, 1..64"},
+      {"chunk", "512", "columns per step: 32..4096, a power of two"},
+      {"waves", "4", "wavefronts per workgroup"},
+  };
+  auto read = [name = info.name, params = info.params](const KernelParams &given, int64_t *tokens,
+                                                       double *eps) -> Result<RmsNormConfig> {
+    ParamReader p(name, params, given);
+    RmsNormConfig c;
+    *tokens = p.integer("tokens", 1, int64_t(1) << 24);
+    c.hidden = p.integer("hidden", 1, int64_t(1) << 20);
+    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
+    c.residual = p.integer("residual", 0, 1) == 1;
+    *eps = p.real("eps");
+    c.rows = p.integer("rows", 1, 64);
+    c.chunk = p.integer("chunk", 32, 4096);
+    c.waves = static_cast<int>(p.integer("waves", 1, 16));
+    if (!p.ok())
+      return p.error();
+    if ((c.chunk & (c.chunk - 1)) != 0)
+      return Error{"kernel 'rms_norm': chunk must be a power of two, got " + std::to_string(c.chunk)};
+    if (*eps < 0)
+      return Error{"kernel 'rms_norm': eps must not be negative"};
+    return c;
+  };
+  info.build = [read](const KernelParams &given) -> Result<Kernel> {
+    int64_t tokens = 0;
+    double eps = 0;
+    Result<RmsNormConfig> c = read(given, &tokens, &eps);
+    if (!c)
+      return Error{c.error()};
+    return buildRmsNorm(*c);
+  };
+  info.problem = [read](const KernelParams &given) -> Result<Problem> {
+    int64_t tokens = 0;
+    double eps = 0;
+    Result<RmsNormConfig> c = read(given, &tokens, &eps);
+    if (!c)
+      return Error{c.error()};
+    return rmsNormProblem(*c, tokens, eps);
+  };
+  return info;
+}
+
+} // namespace tilec::kernels

@@ -1,0 +1,36 @@
+// RMSNorm, written in the DSL with register tiles in the
+// blocked layout (docs/dsl-elementwise.md).
+#pragma once
+
+#include "Registry.h"
+
+#include "tilec/dsl.hpp"
+#include "tilec/result.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace tilec::kernels {
+
+/// RMSNorm over the rows of X [tokens, hidden]:
+///   Y[t, :] = X[t, :] / sqrt(mean(X[t, :]^2) + eps) * W[0, :]
+/// with W a [1, hidden] tensor; with `residual`, vLLM's fused_add_rms_norm:
+/// S = X + R is written back to R (rounded to dtype) and normalised instead
+/// of X. Each workgroup takes `rows` tokens, the hidden dimension in chunks of
+/// `chunk` columns (two passes: the sum of squares, then the output).
+/// Arguments: X, [R,] W, Y (all dtype), eps, inv_h = 1 / hidden (f32).
+struct RmsNormConfig {
+  DType dtype = DType::bf16;  ///< bf16, f16 or f32; arithmetic in f32
+  int64_t hidden = 4096;      ///< sets the tensors' divisibility (16-byte runs where it allows)
+  bool residual = false;
+  int64_t rows = 4;           ///< tokens per workgroup
+  int64_t chunk = 512;        ///< columns per step
+  int waves = 4;
+};
+
+std::string rmsNormKernelName(const RmsNormConfig &config);
+Result<Kernel> buildRmsNorm(const RmsNormConfig &config);
+Problem rmsNormProblem(const RmsNormConfig &config, int64_t tokens, double eps);
+KernelInfo rmsNormKernelInfo();
+
+} // namespace tilec::kernels
