@@ -212,7 +212,8 @@ template <class T, unsigned Flags> struct Global {
   int rows, cols, pitch, origin;
   /// A whole tensor, not a window: its rows end where num_records does, so a
   /// row past its end lies past num_records too (the hardware drops the
-  /// access; offsets are int32, as everywhere here).
+  /// access), as long as its byte offset (int32, as everywhere here) stays
+  /// below `outside` and does not wrap (store_tile checks that).
   bool whole = true;
   /// The byte offset of an element outside the tensor, which the hardware
   /// skips: at or past num_records, as launches refuse tensors of more than
@@ -1021,19 +1022,22 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
 /// (the atoms' d_row(l, e) - d_row(l, 0) and d_col(l, e) - d_col(l, 0) do not
 /// depend on the lane), so the offsets are one base plus
 /// constants, a column test per column of atoms and a row test per row (none
-/// for a whole tensor: rows past its end lie past num_records).
+/// for a whole tensor when every row the lane writes has a byte offset below
+/// `outside`: rows past its end then lie past num_records, unwrapped).
 template <class A, class G> TL_INLINE void store_tile(const A &t, const G &g, int r0, int c0) {
   using T = decltype(g.load(0, 0));
   using At = typename A::atom;
   constexpr int eb = (int)sizeof(T);
   const int row0 = r0 + A::row(0, 0), col0 = c0 + A::col(0, 0);
   const int base = (g.origin + row0 * g.pitch + col0) * eb, rowBytes = g.pitch * eb;
+  // This lane's rows are row0 + [0, TM * M).
+  const bool skipRowTest = g.whole & (row0 >= 0) & ((long)(row0 + A::TM * At::M) * rowBytes <= (long)G::outside);
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
     for (int e = 0; e < A::E; ++e) {
       const int dr = i * At::M + At::d_row(0, e) - At::d_row(0, 0);
-      const bool rowIn = g.whole | ((unsigned)(row0 + dr) < (unsigned)g.rows);
+      const bool rowIn = skipRowTest | ((unsigned)(row0 + dr) < (unsigned)g.rows);
       TL_UNROLL
       for (int j = 0; j < A::TN; ++j) {
         const int dc = j * At::N + At::d_col(0, e) - At::d_col(0, 0);
