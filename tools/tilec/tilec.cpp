@@ -12,7 +12,7 @@
 #include "Params.h"
 #include "Registry.h"
 #include "Run.h"
-#include "Tune/TuneCli.h"
+#include "TuneCli.h"
 
 #include "Target/Target.h"
 
@@ -369,12 +369,12 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
       return error(parsed.error());
     const tilec::kernels::KernelParams values = tilec::kernels::withTargetDefaults(*info, *parsed, arch);
     if (tune) {
-      tilec::tune::TuneCliOptions to;
+      tilec::kernels::TuneCliOptions to;
       to.arch = arch;
       to.jit = jitChoice;
       to.useCache = !noCache;
       to.device = device;
-      return tilec::tune::runTuneCommand(*info, values, to);
+      return tilec::kernels::runTuneCommand(*info, values, to);
     }
     if (run)
       return runKernel(*info, values, opts);

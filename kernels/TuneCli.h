@@ -11,7 +11,7 @@
 #include <ostream>
 #include <string>
 
-namespace tilec::tune {
+namespace tilec::kernels {
 
 struct TuneCliOptions {
   std::string arch = "gfx942";
@@ -28,11 +28,11 @@ struct TuneCliOptions {
 /// and "best: -p block_m=... (instr, modelled 1.23 ms, 61% of peak)". A
 /// one-line progress indicator goes to `err` when it is a TTY (Auto). Errors
 /// go to `err`. Returns the exit status: 0 on success, 1 on an error.
-int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
+int runTuneCommand(const KernelInfo &kernel, const KernelParams &params,
                    const TuneCliOptions &options, std::ostream &out, std::ostream &err);
 
 /// The same on std::cout / std::cerr.
-int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
+int runTuneCommand(const KernelInfo &kernel, const KernelParams &params,
                    const TuneCliOptions &options);
 
-} // namespace tilec::tune
+} // namespace tilec::kernels
