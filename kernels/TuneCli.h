@@ -14,7 +14,7 @@
 namespace tilec::kernels {
 
 struct TuneCliOptions {
-  std::string arch = "gfx942";
+  std::string arch = kDefaultArch;
   JitChoice jit = JitChoice::Auto;
   bool useCache = true;   ///< false (--no-cache): neither the code-object nor the tuning cache
   std::string cacheDir;   ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec

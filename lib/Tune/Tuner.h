@@ -30,7 +30,7 @@ struct TuneProgress {
 };
 
 struct TuneOptions {
-  std::string arch = "gfx942";
+  std::string arch = kDefaultArch;
   JitChoice jit = JitChoice::Auto;
   bool useCodeObjectCache = true;
   bool useTuneCache = true;

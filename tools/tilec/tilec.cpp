@@ -43,7 +43,7 @@ cl::list<std::string> paramsOpt("p", cl::desc("Kernel parameter, e.g. -p M=4096"
                              cl::value_desc("key=value"), cl::cat(category));
 cl::opt<std::string> archOpt("offload-arch",
                           cl::desc("Target: gfx942 (default), gfx90a, gfx1151; --emit=bundle takes a comma-separated list"),
-                          cl::value_desc("arch"), cl::init("gfx942"), cl::cat(category));
+                          cl::value_desc("arch"), cl::init(tilec::kDefaultArch), cl::cat(category));
 enum class EmitKind { Tile, Hip, Asm, Obj, Report, Bundle };
 cl::opt<EmitKind> emitOpt("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
                        cl::values(clEnumValN(EmitKind::Tile, "tile", "tile IR after the target pipeline"),
