@@ -1,5 +1,7 @@
 #include "Run.h"
 
+#include "Target/Float8.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -25,62 +27,6 @@ float fromBf16(uint16_t h) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
-}
-
-// fp8 e4m3fnuz (docs/hardware.md section 8): bias 8, max 240, one NaN 0x80, no
-// infinities, no -0. The device prelude (tilec_tiles.h) does the same.
-double fromFp8E4M3Fnuz(uint8_t b) {
-  if (b == 0x80)
-    return NAN;
-  int e = (b >> 3) & 15, m = b & 7;
-  double mag = e == 0 ? std::ldexp(m, -10) : std::ldexp(8 + m, e - 11);
-  return (b & 0x80) ? -mag : mag;
-}
-/// Rounds to nearest even, saturating at +-240 (infinities too); NaN -> 0x80;
-/// a result that rounds to zero is +0.
-uint8_t toFp8E4M3Fnuz(double v) {
-  if (std::isnan(v))
-    return 0x80;
-  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
-  const double a = std::fabs(v);
-  if (a >= 240)
-    return sign | 0x7f;
-  // The grid spacing at |v|: 2^-10 below 2^-7 (subnormals), else 2^(e-3) for |v| in [2^e, 2^(e+1)).
-  int e = std::max(std::ilogb(a), -7);
-  double q = std::nearbyint(std::ldexp(a, 3 - e));  // FE_TONEAREST: ties to even
-  // Normal: q in [8, 16], code = (biased exponent << 3) + q - 8, where q == 16
-  // carries into the next binade (still <= 240 here). Subnormal (e == -7,
-  // q < 8): the same formula gives code = q, and q == 8 is 2^-7, code 0x08.
-  int code = ((e + 8) << 3) + static_cast<int>(q) - 8;
-  return code == 0 ? 0 : static_cast<uint8_t>(sign | code);
-}
-
-// fp8 e5m2fnuz ("bf8", docs/hardware.md section 8): bias 16, max 57344, one NaN
-// 0x80, no infinities, no -0. The device prelude (tilec_tiles.h) does the same.
-double fromFp8E5M2Fnuz(uint8_t b) {
-  if (b == 0x80)
-    return NAN;
-  int e = (b >> 2) & 31, m = b & 3;
-  double mag = e == 0 ? std::ldexp(m, -17) : std::ldexp(4 + m, e - 18);
-  return (b & 0x80) ? -mag : mag;
-}
-/// Rounds to nearest even, saturating at +-57344 (infinities too); NaN -> 0x80;
-/// a result that rounds to zero is +0.
-uint8_t toFp8E5M2Fnuz(double v) {
-  if (std::isnan(v))
-    return 0x80;
-  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
-  const double a = std::fabs(v);
-  if (a >= 57344)
-    return sign | 0x7f;
-  // The grid spacing at |v|: 2^-17 below 2^-15 (subnormals), else 2^(e-2) for |v| in [2^e, 2^(e+1)).
-  int e = std::max(std::ilogb(a), -15);
-  double q = std::nearbyint(std::ldexp(a, 2 - e));  // FE_TONEAREST: ties to even
-  // Normal: q in [4, 8], code = (biased exponent << 2) + q - 4, where q == 8
-  // carries into the next binade (still <= 57344 here). Subnormal (e == -15,
-  // q < 4): the same formula gives code = q, and q == 4 is 2^-15, code 0x04.
-  int code = ((e + 16) << 2) + static_cast<int>(q) - 4;
-  return code == 0 ? 0 : static_cast<uint8_t>(sign | code);
 }
 
 std::string shapeStr(const std::vector<int64_t> &shape) {
@@ -137,8 +83,8 @@ double loadElement(DType t, const void *base, int64_t i) {
   case DType::f16: return static_cast<double>(static_cast<const _Float16 *>(base)[i]);
   case DType::i32: return static_cast<const int32_t *>(base)[i];
   case DType::i8: return static_cast<const int8_t *>(base)[i];
-  case DType::fp8e4m3fnuz: return fromFp8E4M3Fnuz(static_cast<const uint8_t *>(base)[i]);
-  case DType::fp8e5m2fnuz: return fromFp8E5M2Fnuz(static_cast<const uint8_t *>(base)[i]);
+  case DType::fp8e4m3fnuz: return Fp8E4M3Fnuz::decode(static_cast<const uint8_t *>(base)[i]);
+  case DType::fp8e5m2fnuz: return Fp8E5M2Fnuz::decode(static_cast<const uint8_t *>(base)[i]);
   }
   return NAN;
 }
@@ -150,8 +96,8 @@ void storeElement(DType t, void *base, int64_t i, double v) {
   case DType::f16: static_cast<_Float16 *>(base)[i] = static_cast<_Float16>(v); return;
   case DType::i32: static_cast<int32_t *>(base)[i] = static_cast<int32_t>(v); return;
   case DType::i8: static_cast<int8_t *>(base)[i] = static_cast<int8_t>(v); return;
-  case DType::fp8e4m3fnuz: static_cast<uint8_t *>(base)[i] = toFp8E4M3Fnuz(v); return;
-  case DType::fp8e5m2fnuz: static_cast<uint8_t *>(base)[i] = toFp8E5M2Fnuz(v); return;
+  case DType::fp8e4m3fnuz: static_cast<uint8_t *>(base)[i] = Fp8E4M3Fnuz::encode(v); return;
+  case DType::fp8e5m2fnuz: static_cast<uint8_t *>(base)[i] = Fp8E5M2Fnuz::encode(v); return;
   }
 }
 

@@ -8,7 +8,7 @@
 //                    iteration): every stage but the JIT runs;
 //   BM_ProcessToCodeObject  `tilec --kernel=K --emit=obj -o F` as a child
 //                    process, cache warm: process start to code object on disk;
-//   BM_Autotune100   tuneKernel for a 4096^3 GEMM on gfx942 with empty caches
+//   BM_Autotune100   tuneShippedKernel for a 4096^3 GEMM on gfx942 with empty caches
 //                    (576 points, 100 compiled), one iteration;
 //   BM_Autotune100/gemm/gfx942/after_2048  the same after tuning 2048^3 into
 //                    the same (compiled-kernel) cache: the candidates both
@@ -21,7 +21,7 @@
 // docs/performance.md is rendered from this binary's --benchmark_out JSON by
 // tilec-bench-report.
 #include "Registry.h"
-#include "Tune/Tuner.h"
+#include "Tuning.h"
 
 #include "tilec/tilec.hpp"
 
@@ -287,13 +287,13 @@ void BM_Autotune100(benchmark::State &state, const tilec::kernels::KernelInfo *k
     opts.onWarning = [](const std::string &) {};
     if (!warmShape.empty()) {
       const tilec::kernels::KernelParams warm = {{"M", warmShape}, {"N", warmShape}, {"K", warmShape}};
-      if (tilec::Result<tilec::tune::TuneResult> r = tilec::tune::tuneKernel(*kernel, warm, opts); !r) {
+      if (tilec::Result<tilec::tune::TuneResult> r = tilec::kernels::tuneShippedKernel(*kernel, warm, opts); !r) {
         state.SkipWithError(r.error().c_str());
         return;
       }
     }
     state.ResumeTiming();
-    tilec::Result<tilec::tune::TuneResult> r = tilec::tune::tuneKernel(*kernel, problem, opts);
+    tilec::Result<tilec::tune::TuneResult> r = tilec::kernels::tuneShippedKernel(*kernel, problem, opts);
     state.PauseTiming();
     dir.reset();
     state.ResumeTiming();

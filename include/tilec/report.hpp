@@ -25,7 +25,7 @@ struct Report {
   int vgprSpills = 0;
   int sgprSpills = 0;
   int waveSize = 0;
-  int occupancy = 0;         ///< waves per SIMD (amd-targets.md section 6, incl. LDS limit)
+  int occupancy = 0;         ///< waves per SIMD (docs/hardware.md section 6, incl. LDS limit)
   int matrixInstructions = 0;  ///< v_mfma_* / v_wmma_* in the disassembly
   int64_t codeObjectBytes = 0;
   bool fromCache = false;

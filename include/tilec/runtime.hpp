@@ -62,7 +62,7 @@ struct LaunchStats {
   int64_t races = 0;
   int64_t uninitializedLdsReads = 0;  ///< LDS reads of bytes the workgroup never wrote (LDS is not cleared)
   int64_t misalignedLdsAccesses = 0;  ///< LDS accesses whose address is not a multiple of their size
-  int64_t bankConflicts = 0;  ///< extra LDS cycles (amd-targets.md section 3 phase model)
+  int64_t bankConflicts = 0;  ///< extra LDS cycles (docs/hardware.md section 3 phase model)
   bool deadlock = false;
   int64_t invalidInstructions = 0;  ///< instructions the target lacks or cannot perform (e.g. a misaligned b128 load)
   int64_t laneInstructions = 0;

@@ -10,6 +10,7 @@
 // tilec::tilec); this header includes neither MLIR nor LLVM.
 #pragma once
 
+#include "tilec/arch.hpp"
 #include "tilec/dsl.hpp"
 #include "tilec/report.hpp"
 #include "tilec/result.hpp"
@@ -27,7 +28,7 @@ namespace tilec {
 enum class JitChoice { Auto, HipRTC, Clang };
 
 struct CompileOptions {
-  std::string arch = "gfx942";  ///< gfx942, gfx90a, gfx1151, sm_90a
+  std::string arch = kDefaultArch;  ///< gfx942, gfx90a, gfx1151, sm_90a
   JitChoice jit = JitChoice::Auto;
   bool useCache = true;         ///< persistent on-disk caches of compiled kernels and code objects
   std::string cacheDir;         ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec

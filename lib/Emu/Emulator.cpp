@@ -3,6 +3,7 @@
 // cache, argument checking and launch. The runtime is in Runtime.cpp.
 #include "Emu/Emulator.h"
 
+#include "Emit/Prelude.h"
 #include "Emu/Runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -18,11 +19,6 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <unistd.h>
-
-namespace tilec {
-/// The emulator prelude's text (lib/Emit, EmitHIP.h; declared here to keep MLIR headers out of this file).
-const std::string &emulatorPreludeText();
-} // namespace tilec
 
 namespace tilec::emu {
 namespace {

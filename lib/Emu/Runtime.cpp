@@ -2,6 +2,7 @@
 // (Boost.Context fcontext), the hardware-layer operations of tilec_hw_emu.h
 // and the checkers. The model is documented in Emulator.h.
 #include "Emu/Runtime.h"
+#include "Target/Float8.h"
 #include "Target/LdsBanks.h"
 
 #include <boost/context/detail/fcontext.hpp>
@@ -247,26 +248,6 @@ void accCoord(const MatrixShape &s, int l, int r, int &m, int &n) {
   }
 }
 
-/// fp8 e4m3fnuz (docs/hardware.md section 8), decoded exactly: bias 8, subnormals
-/// m * 2^-10, 0x80 is the only NaN, no infinities.
-double decodeFp8E4M3Fnuz(uint8_t b) {
-  if (b == 0x80)
-    return NAN;
-  int e = (b >> 3) & 15, m = b & 7;
-  double mag = e == 0 ? std::ldexp(m, -10) : std::ldexp(8 + m, e - 11);
-  return (b & 0x80) ? -mag : mag;
-}
-
-/// fp8 e5m2fnuz ("bf8", section 8), decoded exactly: bias 16, subnormals
-/// m * 2^-17, max 57344, 0x80 is the only NaN, no infinities.
-double decodeFp8E5M2Fnuz(uint8_t b) {
-  if (b == 0x80)
-    return NAN;
-  int e = (b >> 2) & 31, m = b & 3;
-  double mag = e == 0 ? std::ldexp(m, -17) : std::ldexp(4 + m, e - 18);
-  return (b & 0x80) ? -mag : mag;
-}
-
 /// Element e of a lane's A or B operand (byte e of an 8-byte fp8/bf8 operand).
 double operandValue(const void *v, int e, Operand t) {
   switch (t) {
@@ -277,8 +258,8 @@ double operandValue(const void *v, int e, Operand t) {
     return f;
   }
   case Operand::F16: return (double)((const _Float16 *)v)[e];
-  case Operand::FP8E4M3FNUZ: return decodeFp8E4M3Fnuz(((const uint8_t *)v)[e]);
-  case Operand::FP8E5M2FNUZ: return decodeFp8E5M2Fnuz(((const uint8_t *)v)[e]);
+  case Operand::FP8E4M3FNUZ: return Fp8E4M3Fnuz::decode(((const uint8_t *)v)[e]);
+  case Operand::FP8E5M2FNUZ: return Fp8E5M2Fnuz::decode(((const uint8_t *)v)[e]);
   }
   return NAN;
 }

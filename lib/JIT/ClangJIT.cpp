@@ -1,7 +1,7 @@
 // In-process clang 19 + lld: the route of
 //   clang -x hip --offload-arch=<arch> --offload-device-only --no-gpu-bundle-output
 //         -nogpulib -nogpuinc -O3 -std=c++17 k.hip -o k.co
-// (toolchain.md), run as library calls. The driver plans the two jobs (cc1,
+// (docs/design.md section 5), run as library calls. The driver plans the two jobs (cc1,
 // then lld); the cc1 job runs through CompilerInstance + EmitObjAction with the
 // source and headers in an in-memory file system and the object in memory; the
 // link job runs through lld::lldMain in a private temporary folder.
@@ -48,6 +48,8 @@ LLD_HAS_DRIVER(elf)
 namespace tilec::jit {
 
 std::string clangIdentity() { return "clang " CLANG_VERSION_STRING " (in-process)"; }
+
+std::string clangFullVersion() { return clang::getClangFullVersion(); }
 
 namespace detail {
 namespace {

@@ -1,7 +1,7 @@
 // hipRTC through dlopen: the library is found at run time (ROCm >= 6 ships
 // libhiprtc.so; ROCm 5.x, e.g. Debian's 5.2.3, has the hiprtc* entry points in
 // libamdhip64.so.5). Only hiprtc* functions are called: no HIP runtime entry
-// point, so nothing initialises a device (toolchain.md, "hipRTC here").
+// point, so nothing initialises a device (docs/design.md section 5, "Compiler choice").
 
 #include "JIT/Compilers.h"
 

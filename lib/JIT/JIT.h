@@ -1,8 +1,7 @@
 // The JIT: HIP C++ text -> AMDGPU code object, in process, with a persistent
 // on-disk cache, plus the readers that turn a code object into a tilec::Report.
 //
-// Two compilers (toolchain.md, "HIP -> AMDGPU code objects without ROCm" and
-// "hipRTC here"):
+// Two compilers (docs/design.md section 5, "Compiler choice"):
 //   - hipRTC, loaded with dlopen at run time (never linked), where the installed
 //     ROCm knows the target (ROCm 5.x: gfx90a and older; ROCm >= 6: also gfx942,
 //     gfx1151);
@@ -77,6 +76,14 @@ std::string hipRTCIdentity();
 
 /// "clang 19.1.7 (in-process)".
 std::string clangIdentity();
+
+/// The in-process clang's full version, as `clang --version` prints it
+/// (vendor and package revision included: "Debian clang version 19.1.7 (...)").
+std::string clangFullVersion();
+
+/// The nvJitLink in use (its version is the CUDA toolkit's), e.g. "nvJitLink 13.0";
+/// empty when none loads.
+std::string nvJitLinkIdentity();
 
 /// Precompiled headers (clang path only). A request whose first header has a
 /// precompiled header in `precompiledHeaderDir()`, named

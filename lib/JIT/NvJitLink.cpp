@@ -144,3 +144,12 @@ llvm::Expected<Cubin> linkPtx(llvm::StringRef ptx, const TargetInfo &target, llv
 }
 
 } // namespace tilec::jit::detail
+
+namespace tilec::jit {
+
+std::string nvJitLinkIdentity() {
+  const detail::NvJitLinkLibrary &lib = detail::library();
+  return lib.handle ? "nvJitLink " + std::to_string(lib.major) + "." + std::to_string(lib.minor) : std::string();
+}
+
+} // namespace tilec::jit

@@ -1,7 +1,6 @@
 // tilec::Device: the CPU wavefront emulator and HIP GPUs behind one API.
 #include "tilec/runtime.hpp"
 
-#include "Emit/EmitHIP.h"
 #include "Emu/Emulator.h"
 #include "Target/Target.h"
 

@@ -87,6 +87,9 @@ std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemTyp
   return std::nullopt;
 }
 
+// The matrix instructions' rows: mnemonic, clang builtin, family, m, n, k,
+// A/B type, accumulator type, A elements per lane, accumulator elements per
+// lane, issue cycles (MatrixInstr's fields in order).
 static std::vector<TargetInfo> buildTargets() {
   using E = ElemType;
   using F = MatrixFamily;
@@ -94,8 +97,19 @@ static std::vector<TargetInfo> buildTargets() {
 
   // gfx942: MI300X, CDNA3 (docs/hardware.md sections 1, 3, 4, 6).
   ts.push_back(TargetInfo{
-      "gfx942", "MI300X (CDNA3)", Vendor::AMD, 64, 65536, 65536, 32, 8, 512, 8, 256, true,
-      {
+      .arch = "gfx942",
+      .marketing = "MI300X (CDNA3)",
+      .vendor = Vendor::AMD,
+      .waveSize = 64,
+      .ldsBytesPerWorkgroup = 65536,
+      .ldsBytesPerCU = 65536,
+      .ldsBanks = 32,
+      .maxWavesPerSIMD = 8,
+      .vgprFile = 512,
+      .vgprGranule = 8,
+      .maxVgprPerWave = 256,
+      .hasAgprs = true,
+      .matrixInstrs = {
           {"v_mfma_f32_32x32x8_bf16", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 32},
           {"v_mfma_f32_16x16x16_bf16", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 16},
           {"v_mfma_f32_32x32x8_f16", "__builtin_amdgcn_mfma_f32_32x32x8f16", F::MFMA, 32, 32, 8, E::F16, E::F32, 4, 16, 32},
@@ -106,33 +120,58 @@ static std::vector<TargetInfo> buildTargets() {
           {"v_mfma_f32_32x32x16_bf8_bf8", "__builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8", F::MFMA, 32, 32, 16, E::FP8E5M2FNUZ, E::F32, 8, 16, 32},
           {"v_mfma_f32_16x16x32_bf8_bf8", "__builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8", F::MFMA, 16, 16, 32, E::FP8E5M2FNUZ, E::F32, 8, 4, 16},
       },
-      0x00020000u});
+      .bufferRsrcFlags = 0x00020000u,
+  });
 
   // gfx90a: MI200, CDNA2.
   ts.push_back(TargetInfo{
-      "gfx90a", "MI250X (CDNA2)", Vendor::AMD, 64, 65536, 65536, 32, 8, 512, 8, 256, true,
-      {
+      .arch = "gfx90a",
+      .marketing = "MI250X (CDNA2)",
+      .vendor = Vendor::AMD,
+      .waveSize = 64,
+      .ldsBytesPerWorkgroup = 65536,
+      .ldsBytesPerCU = 65536,
+      .ldsBanks = 32,
+      .maxWavesPerSIMD = 8,
+      .vgprFile = 512,
+      .vgprGranule = 8,
+      .maxVgprPerWave = 256,
+      .hasAgprs = true,
+      .matrixInstrs = {
           {"v_mfma_f32_32x32x8bf16_1k", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 64},
           {"v_mfma_f32_16x16x16bf16_1k", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 32},
           {"v_mfma_f32_32x32x8f16", "__builtin_amdgcn_mfma_f32_32x32x8f16", F::MFMA, 32, 32, 8, E::F16, E::F32, 4, 16, 64},
           {"v_mfma_f32_16x16x16f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", F::MFMA, 16, 16, 16, E::F16, E::F32, 4, 4, 32},
       },
-      0x00020000u,
+      .bufferRsrcFlags = 0x00020000u,
       // MI200's f16 and bf16 MFMAs flush subnormal inputs and outputs to zero
       // (AMD's MIOpen documentation, "MI200 matrix fused multiply-add (MFMA)
       // behavior specifics"; no other AMD GPU does, per AMD's note in
       // onnxruntime pull request 13352). Not verified on hardware here.
-      /*asyncCopyBytes=*/0, /*matrixFlushes16BitSubnormals=*/true});
+      .matrixFlushes16BitSubnormals = true,
+  });
 
   // gfx1151: Strix Halo, RDNA 3.5, wave32 WMMA (section 2); 128 KiB LDS per WGP,
   // 64 KiB per workgroup; 1536 VGPRs per SIMD, granule 24 (section 6).
   ts.push_back(TargetInfo{
-      "gfx1151", "Radeon 8060S, Strix Halo (RDNA 3.5)", Vendor::AMD, 32, 65536, 131072, 32, 16, 1536, 24, 256, false,
-      {
+      .arch = "gfx1151",
+      .marketing = "Radeon 8060S, Strix Halo (RDNA 3.5)",
+      .vendor = Vendor::AMD,
+      .waveSize = 32,
+      .ldsBytesPerWorkgroup = 65536,
+      .ldsBytesPerCU = 131072,
+      .ldsBanks = 32,
+      .maxWavesPerSIMD = 16,
+      .vgprFile = 1536,
+      .vgprGranule = 24,
+      .maxVgprPerWave = 256,
+      .hasAgprs = false,
+      .matrixInstrs = {
           {"v_wmma_f32_16x16x16_bf16", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", F::WMMA, 16, 16, 16, E::BF16, E::F32, 16, 8, 32},
           {"v_wmma_f32_16x16x16_f16", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", F::WMMA, 16, 16, 16, E::F16, E::F32, 16, 8, 32},
       },
-      0x31004000u});
+      .bufferRsrcFlags = 0x31004000u,
+  });
 
   // sm_90a: NVIDIA H100 / H200 (Hopper), docs/hardware.md "NVIDIA Hopper".
   // Warps of 32; 227 KiB of shared memory per block (228 KiB per SM), 32
@@ -142,12 +181,25 @@ static std::vector<TargetInfo> buildTargets() {
   // f16 -> f32); issue cycles per warp instruction: 16x8x16 MACs at 1024
   // dense bf16 FMA per SM-clock over 4 sub-partitions = 8 cycles.
   ts.push_back(TargetInfo{
-      "sm_90a", "H100 / H200 (Hopper)", Vendor::NVIDIA, 32, 232448, 233472, 32, 16, 512, 8, 255, false,
-      {
+      .arch = "sm_90a",
+      .marketing = "H100 / H200 (Hopper)",
+      .vendor = Vendor::NVIDIA,
+      .waveSize = 32,
+      .ldsBytesPerWorkgroup = 232448,
+      .ldsBytesPerCU = 233472,
+      .ldsBanks = 32,
+      .maxWavesPerSIMD = 16,
+      .vgprFile = 512,
+      .vgprGranule = 8,
+      .maxVgprPerWave = 255,
+      .hasAgprs = false,
+      .matrixInstrs = {
           {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "mma_m16n8k16_bf16", F::MMA, 16, 8, 16, E::BF16, E::F32, 8, 4, 8},
           {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma_m16n8k16_f16", F::MMA, 16, 8, 16, E::F16, E::F32, 8, 4, 8},
       },
-      0u, /*asyncCopyBytes=*/16});
+      .bufferRsrcFlags = 0u,
+      .asyncCopyBytes = 16,
+  });
   return ts;
 }
 

@@ -3,6 +3,8 @@
 // emulator) can share it cheaply.
 #pragma once
 
+#include "tilec/arch.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,7 +40,7 @@ struct MatrixInstr {
   ElemType accType;
   int kPerLane;
   int accPerLane;
-  int cycles;           ///< issue cycles (calculator)
+  int cycles;           ///< issue cycles (docs/hardware.md section 1)
 
   // Register layouts as data (docs/hardware.md sections 1-2), lane l of the
   // instruction's wave. B uses A's formulas with m replaced by n.

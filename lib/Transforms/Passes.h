@@ -1,6 +1,8 @@
 // tilec's MLIR passes (declared in Passes.td) and the compilation pipeline.
 #pragma once
 
+#include "Target/Target.h"  // kDefaultArch
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -15,7 +17,7 @@ namespace tilec {
 /// Options of the tile -> target pipeline; the CLI, the JIT API and
 /// `tilec-opt --tilec-pipeline` all run exactly this.
 struct PipelineOptions {
-  std::string arch = "gfx942";
+  std::string arch = kDefaultArch;
 };
 
 /// Appends the target pipeline: pipeline-loops, select-matrix-instr,

@@ -41,7 +41,7 @@ def TilecPipelineLoops : Pass<"tilec-pipeline-loops", "mlir::func::FuncOp"> {
     } {tile.num_stages = 2 : i64, tile.pipelined}
     ```
   }];
-  let options = [Option<"arch", "arch", "std::string", "\"gfx942\"", "target architecture">];
+  let options = [Option<"arch", "arch", "std::string", "::tilec::kDefaultArch", "target architecture">];
 }
 
 def TilecSelectMatrixInstr : Pass<"tilec-select-matrix-instr", "mlir::func::FuncOp"> {
@@ -62,7 +62,7 @@ def TilecSelectMatrixInstr : Pass<"tilec-select-matrix-instr", "mlir::func::Func
     tile.gemm %a, %b, %acc {instr = "v_mfma_f32_32x32x8_bf16", wave_grid = array<i64: 2, 2>} : ...
     ```
   }];
-  let options = [Option<"arch", "arch", "std::string", "\"gfx942\"", "target architecture">];
+  let options = [Option<"arch", "arch", "std::string", "::tilec::kDefaultArch", "target architecture">];
   let dependentDialects = [];
 }
 
@@ -106,7 +106,7 @@ def TilecAllocateLDS : Pass<"tilec-allocate-lds", "mlir::func::FuncOp"> {
     %a = tile.alloc {name = "a_lds", offset = 0 : i64, row_stride = 40 : i64} : !tile.tile<128x32xbf16, lds>
     ```
   }];
-  let options = [Option<"arch", "arch", "std::string", "\"gfx942\"", "target architecture">];
+  let options = [Option<"arch", "arch", "std::string", "::tilec::kDefaultArch", "target architecture">];
 }
 
 def TilecInsertBarriers : Pass<"tilec-insert-barriers", "mlir::func::FuncOp"> {
@@ -182,7 +182,7 @@ def TilecScheduleWaves : Pass<"tilec-schedule-waves", "mlir::func::FuncOp"> {
     tile.barrier {tile.wave_group = 0 : i64}
     ```
   }];
-  let options = [Option<"arch", "arch", "std::string", "\"gfx942\"", "target architecture">];
+  let options = [Option<"arch", "arch", "std::string", "::tilec::kDefaultArch", "target architecture">];
 }
 
 #endif

@@ -23,7 +23,7 @@ void buildTilecPipeline(OpPassManager &pm, const PipelineOptions &options) {
 namespace {
 struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<std::string> arch{*this, "arch", llvm::cl::desc("target architecture"),
-                           llvm::cl::init("gfx942")};
+                           llvm::cl::init(kDefaultArch)};
 };
 } // namespace
 

@@ -25,17 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-/// Parameters that describe the problem, not the code: left out of the cache
-/// key's fixed parameters (M, N, K go in as the shape class).
-bool isProblemOnlyParam(const std::string &name) {
-  return name == "M" || name == "N" || name == "K" || name == "scale_a" || name == "scale_b";
-}
-
-bool isTuningParam(const std::string &name) {
-  const std::vector<std::string> &t = gemmTuningParams();
-  return std::find(t.begin(), t.end(), name) != t.end();
-}
-
 /// The instruction and wave grid tilec-select-matrix-instr wrote on the
 /// tile.gemm of the compiled tile IR.
 std::optional<std::pair<std::string, std::pair<int, int>>> chosenTiling(const std::string &tileIR) {
@@ -95,7 +84,7 @@ std::string whyLine(const model::KernelEstimate &e) {
   return s + ")";
 }
 
-Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const kernels::Problem &prob, int n) {
+Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const TunableGemm &prob, int n) {
   std::vector<void *> buffers;
   std::vector<LaunchArg> args;
   std::vector<size_t> tensorArgs;  // the argument of each of prob.tensors
@@ -104,7 +93,7 @@ Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const kerne
     for (void *b : buffers)
       device.release(b);
   };
-  for (const kernels::TensorSpec &t : prob.tensors) {
+  for (const TimedTensor &t : prob.tensors) {
     while (scalar < prob.scalars.size() && prob.scalars[scalar].position == args.size())
       args.push_back(LaunchArg::f32(prob.scalars[scalar++].value));
     tensorArgs.push_back(args.size());
@@ -116,7 +105,7 @@ Result<double> timeOnDevice(Device &device, const CompiledKernel &k, const kerne
   if (Status s = checkLaunchArgs(k, args); !s)
     return Error{s.error()};
   for (size_t i = 0; i < prob.tensors.size(); ++i) {
-    const kernels::TensorSpec &t = prob.tensors[i];
+    const TimedTensor &t = prob.tensors[i];
     size_t bytes = dtypeBytes(t.dtype);
     for (int64_t d : t.shape)
       bytes *= static_cast<size_t>(d);
@@ -165,49 +154,21 @@ std::string compilerIdentity(JitChoice jit) {
   return id;
 }
 
-Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
-                        const TuneOptions &options) {
+Result<TuneResult> tuneKernel(const TunableGemm &kernel, const TuneOptions &options) {
   const Clock::time_point start = Clock::now();
-  if (kernel.name != "gemm")
-    return Error{"tilec: error: kernel '" + kernel.name + "' has no tuning space (tunable kernels: gemm)"};
   const TargetInfo *target = lookupTarget(options.arch);
   const DevicePeaks *peaks = devicePeaks(options.arch);
   if (!target || !peaks)
     return Error{"tilec: error: unknown target '" + options.arch + "' (known: " + knownTargetsList() + ")"};
 
-  // ---- the problem and the fixed parameters (validated by the kernel's own reader)
-  if (std::any_of(params.begin(), params.end(), [](const auto &kv) { return isTuningParam(kv.first); }))
-    if (Result<Kernel> k = kernel.build(params); !k)  // validates the pinned values
-      return Error{k.error()};
-  Result<kernels::Problem> prob = kernel.problem(params);
-  if (!prob)
-    return Error{prob.error()};
   TuneResult result;
   result.arch = options.arch;
-  GemmProblem &p = result.problem;
-  p.M = prob->tensors[0].shape[0];
-  p.K = prob->tensors[0].shape[1];
-  p.N = prob->tensors[1].shape[1];
-  p.in = *parseElemType(mlirTypeName(prob->tensors[0].dtype));
-  p.out = *parseElemType(mlirTypeName(prob->tensors[2].dtype));
+  result.problem = kernel.problem;
+  const GemmProblem &p = result.problem;
   result.shapeClass = shapeClass(p);
-
   GemmSpace space = options.space;
-  kernels::KernelParams fixed;  // the -p values every candidate shares
-  std::string fixedKey;         // ... and those that shape the code, defaults included
-  for (const kernels::KernelParam &kp : kernel.params) {
-    auto given = params.find(kp.name);
-    const std::string &value = given != params.end() ? given->second : kp.defaultValue;
-    if (isTuningParam(kp.name)) {
-      if (given != params.end())
-        space.pin(kp.name, std::strtoll(value.c_str(), nullptr, 10));
-      continue;
-    }
-    if (given != params.end())
-      fixed[kp.name] = value;
-    if (!isProblemOnlyParam(kp.name))
-      fixedKey += (fixedKey.empty() ? "" : ";") + kp.name + "=" + value;
-  }
+  for (const auto &[name, value] : kernel.pinned)
+    space.pin(name, value);
 
   // ---- how candidates are ranked: a GPU when one opens, else the model
   std::unique_ptr<Device> gpu;
@@ -222,7 +183,7 @@ Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::
     }
   }
 
-  TuneCacheKey key{kernel.name, fixedKey, result.shapeClass, options.arch, compilerIdentity(options.jit),
+  TuneCacheKey key{kernel.name, kernel.codeKey, result.shapeClass, options.arch, compilerIdentity(options.jit),
                    space.signature(), gpu ? "measured:" + gpu->description() : "model"};
   TuneCache cache(options.cacheDir, options.onWarning);
   if (options.useTuneCache) {
@@ -280,10 +241,7 @@ Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::
   auto worker = [&] {
     for (size_t i = next++; i < work.size(); i = next++) {
       Compiled &c = work[i];
-      kernels::KernelParams ps = fixed;
-      for (auto &[k, v] : c.tile.params())
-        ps[k] = v;
-      Result<Kernel> k = kernel.build(ps);
+      Result<Kernel> k = kernel.build(c.tile);
       if (!k) {
         c.error = k.error();
       } else if (Result<CompiledKernel> ck = compile(*k, copts)) {
@@ -372,7 +330,7 @@ Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::
   if (gpu) {
     const double peak = peakFlops(*target, *peaks, p.in);
     for (size_t i = 0; i < scored.size(); ++i) {
-      Result<double> t = timeOnDevice(*gpu, *ranked[i]->kernel, *prob, std::max(1, options.timedLaunches));
+      Result<double> t = timeOnDevice(*gpu, *ranked[i]->kernel, kernel, std::max(1, options.timedLaunches));
       if (!t)
         return Error{"tilec: error: timing " + scored[i].c.kernelName + ": " + t.error()};
       scored[i].c.seconds = *t;

@@ -4,7 +4,6 @@
 // See docs/autotuning.md.
 #pragma once
 
-#include "Registry.h"
 #include "Tune/CostModel.h"
 #include "Tune/Prune.h"
 #include "Tune/Space.h"
@@ -16,6 +15,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +30,7 @@ struct TuneProgress {
 };
 
 struct TuneOptions {
-  std::string arch = "gfx942";
+  std::string arch = kDefaultArch;
   JitChoice jit = JitChoice::Auto;
   bool useCodeObjectCache = true;
   bool useTuneCache = true;
@@ -83,11 +83,41 @@ struct TuneResult {
 /// build (size and mtime of the file holding tilec::compile) and the JIT choice.
 std::string compilerIdentity(JitChoice jit);
 
-/// Tunes shipped kernel `kernel` for the problem and fixed parameters in
-/// `params` (M, N, K, dtype, out, ...). Tuning parameters given in `params`
-/// are pinned. Errors: a kernel with no tuning space, bad parameters, an
-/// unknown arch, no candidate left or none compiled.
-Result<TuneResult> tuneKernel(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
-                        const TuneOptions &options);
+/// One tensor of the launch a GPU times (zero-filled).
+struct TimedTensor {
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+/// An f32 scalar argument of that launch, at index `position` of the
+/// kernel's arguments (tensors and scalars counted together).
+struct TimedScalar {
+  float value = 0;
+  size_t position = 0;
+};
+
+/// A GEMM kernel to tune, as the tuner sees it: the problem, how to build a
+/// candidate, and what identifies the code apart from the tiles. The kernel
+/// registry makes one from a shipped kernel's -p values
+/// (kernels/Tuning.h).
+struct TunableGemm {
+  std::string name;     ///< names the kernel in the cache key and in messages
+  GemmProblem problem;
+  /// The parameters that shape the code other than the tiles, defaults
+  /// included ("dtype=bf16;out=f32;..."): part of the cache key.
+  std::string codeKey;
+  /// Tuning parameters the caller fixed (names of gemmTuningParams()).
+  std::map<std::string, int64_t> pinned;
+  /// Builds the kernel for one point of the space.
+  std::function<Result<Kernel>(const GemmTile &)> build;
+  /// The launch a GPU times, its arguments in order.
+  std::vector<TimedTensor> tensors;
+  std::vector<TimedScalar> scalars;  ///< in increasing `position`
+};
+
+/// Tunes `kernel`: enumerates the space (with `kernel.pinned` fixed), prunes,
+/// compiles and ranks. Errors: an unknown arch, no candidate left or none
+/// compiled.
+Result<TuneResult> tuneKernel(const TunableGemm &kernel, const TuneOptions &options);
 
 } // namespace tilec::tune

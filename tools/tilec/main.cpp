@@ -40,7 +40,7 @@ namespace {
 struct CachedRequest {
   std::string kernel;
   std::vector<std::string> params;
-  std::string arch = "gfx942";
+  std::string arch = tilec::kDefaultArch;
   tilec::JitChoice jit = tilec::JitChoice::Auto;
   std::string emit = "report";  // obj, hip, tile or report
   bool json = false;

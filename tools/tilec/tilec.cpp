@@ -12,7 +12,7 @@
 #include "Params.h"
 #include "Registry.h"
 #include "Run.h"
-#include "Tune/TuneCli.h"
+#include "TuneCli.h"
 
 #include "Target/Target.h"
 
@@ -43,7 +43,7 @@ cl::list<std::string> paramsOpt("p", cl::desc("Kernel parameter, e.g. -p M=4096"
                              cl::value_desc("key=value"), cl::cat(category));
 cl::opt<std::string> archOpt("offload-arch",
                           cl::desc("Target: gfx942 (default), gfx90a, gfx1151; --emit=bundle takes a comma-separated list"),
-                          cl::value_desc("arch"), cl::init("gfx942"), cl::cat(category));
+                          cl::value_desc("arch"), cl::init(tilec::kDefaultArch), cl::cat(category));
 enum class EmitKind { Tile, Hip, Asm, Obj, Report, Bundle };
 cl::opt<EmitKind> emitOpt("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
                        cl::values(clEnumValN(EmitKind::Tile, "tile", "tile IR after the target pipeline"),
@@ -369,12 +369,12 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
       return error(parsed.error());
     const tilec::kernels::KernelParams values = tilec::kernels::withTargetDefaults(*info, *parsed, arch);
     if (tune) {
-      tilec::tune::TuneCliOptions to;
+      tilec::kernels::TuneCliOptions to;
       to.arch = arch;
       to.jit = jitChoice;
       to.useCache = !noCache;
       to.device = device;
-      return tilec::tune::runTuneCommand(*info, values, to);
+      return tilec::kernels::runTuneCommand(*info, values, to);
     }
     if (run)
       return runKernel(*info, values, opts);

@@ -1,7 +1,7 @@
 // RUN: tilec-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(tilec-select-matrix-instr{arch=gfx942},tilec-infer-layouts,tilec-allocate-lds{arch=gfx942}))' | FileCheck %s
 
 // The layouts are chosen by counting bank conflicts of the tiles' actual
-// accesses against the gfx942 bank model (amd-targets.md section 3): the A
+// accesses against the gfx942 bank model (docs/hardware.md section 3): the A
 // tile's MFMA 32x32x8 operand reads go down a column (32 rows per phase), so
 // unpadded rows of 64 bytes put every read on 2 banks; an XOR swizzle spreads
 // them without extra bytes. Each lane's 4 k elements are one 8-byte read
@@ -99,7 +99,7 @@ func.func @reuse(%A: memref<?x?xbf16>, %n: index) {
 
 // -----
 
-// Over budget: the error names every buffer and its size (amd-targets.md section 3: 64 KiB).
+// Over budget: the error names every buffer and its size (docs/hardware.md section 3: 64 KiB).
 // expected-error @+1 {{LDS over budget on gfx942: 98304 bytes needed, 65536 available per workgroup ('big_a' 32768 B, 'big_b' 32768 B, 'big_c' 32768 B)}}
 func.func @too_big() {
   %a = tile.alloc {name = "big_a"} : !tile.tile<256x64xbf16, lds>

@@ -1,6 +1,6 @@
 // RUN: tilec-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(tilec-select-matrix-instr{arch=gfx1151}))' | FileCheck %s
 
-// gfx1151 is wave32 with one matrix shape, WMMA 16x16x16 (amd-targets.md section 2).
+// gfx1151 is wave32 with one matrix shape, WMMA 16x16x16 (docs/hardware.md section 2).
 // 128x128 over 4 waves of 32 lanes: a 2x2 wave grid of 64x64, each 4x4 WMMAs.
 // CHECK-LABEL: func.func @bf16_128x128
 // CHECK-SAME: tile.target = "gfx1151"

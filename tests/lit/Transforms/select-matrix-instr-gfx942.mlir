@@ -1,6 +1,6 @@
 // RUN: tilec-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(tilec-select-matrix-instr{arch=gfx942}))' | FileCheck %s
 
-// 128x128 over 4 waves: a 2x2 wave grid of 64x64, each 2x2 32x32x8 MFMAs (amd-targets.md section 1).
+// 128x128 over 4 waves: a 2x2 wave grid of 64x64, each 2x2 32x32x8 MFMAs (docs/hardware.md section 1).
 // CHECK-LABEL: func.func @bf16_128x128
 // CHECK-SAME: tile.target = "gfx942"
 // CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_32x32x8_bf16", wave_grid = array<i64: 2, 2>}
@@ -31,7 +31,7 @@ func.func @small(%a: !tile.tile<32x16xbf16, lds>, %b: !tile.tile<16x32xbf16, lds
 
 // -----
 
-// bf8 (f8E5M2FNUZ, amd-targets.md section 8) selects the bf8 MFMAs (section 1): 32x32x16
+// bf8 (f8E5M2FNUZ, docs/hardware.md section 8) selects the bf8 MFMAs (section 1): 32x32x16
 // for a 128x128 tile, 16x16x32 when 32x32 MFMAs do not fit the wave grid.
 // CHECK-LABEL: func.func @bf8_128x128
 // CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_32x32x16_bf8_bf8", wave_grid = array<i64: 2, 2>}

@@ -1,10 +1,9 @@
 // Real tunes: candidates compile (in-process clang), the best has no scratch,
 // a second tune of the same shape class hits the cache, the CLI prints the
 // chosen -p flags.
-#include "Tune/TuneCli.h"
-#include "Tune/Tuner.h"
-
 #include "Gemm.h"
+#include "TuneCli.h"
+#include "Tuning.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +13,9 @@
 
 using namespace tilec;
 using namespace tilec::tune;
+using kernels::runTuneCommand;
+using kernels::tuneShippedKernel;
+using kernels::TuneCliOptions;
 namespace fs = std::filesystem;
 
 namespace {
@@ -62,7 +64,7 @@ TEST(Tuner, PredictedInstructionIsTheCompilersChoice_gfx942) {
   TuneOptions o = options(freshDir("predict"));
   o.space = s;
   o.useTuneCache = false;
-  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), shape(4096, 4096, 4096), o);
+  Result<TuneResult> r = tuneShippedKernel(kernels::gemmKernelInfo(), shape(4096, 4096, 4096), o);
   ASSERT_TRUE(r) << r.error();
   EXPECT_GT(r->stats.compiled, 5u);
   EXPECT_EQ(r->stats.compileFailed, 0u) << r->stats.firstCompileError;
@@ -74,7 +76,7 @@ TEST(Tuner, SmallGemmPicksACleanConfig_gfx942) {
   std::vector<size_t> progress;
   TuneOptions o = options(dir);
   o.onProgress = [&](const TuneProgress &p) { progress.push_back(p.compiled); };
-  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), shape(512, 512, 512), o);
+  Result<TuneResult> r = tuneShippedKernel(kernels::gemmKernelInfo(), shape(512, 512, 512), o);
   ASSERT_TRUE(r) << r.error();
   EXPECT_FALSE(r->fromCache);
   EXPECT_EQ(r->shapeClass, "512x512x512");
@@ -101,7 +103,7 @@ TEST(Tuner, SmallGemmPicksACleanConfig_gfx942) {
   EXPECT_GT(ck->report.matrixInstructions, 0);
 
   // Same shape class (500 -> 512): a cache hit that compiles nothing.
-  Result<TuneResult> again = tuneKernel(kernels::gemmKernelInfo(), shape(500, 512, 300), options(dir));
+  Result<TuneResult> again = tuneShippedKernel(kernels::gemmKernelInfo(), shape(500, 512, 300), options(dir));
   ASSERT_TRUE(again) << again.error();
   EXPECT_TRUE(again->fromCache);
   EXPECT_EQ(again->stats.compiled, 0u);
@@ -109,7 +111,7 @@ TEST(Tuner, SmallGemmPicksACleanConfig_gfx942) {
   EXPECT_EQ(again->record.M, 512);
 
   // Another class is not.
-  Result<TuneResult> other = tuneKernel(kernels::gemmKernelInfo(), shape(1024, 512, 512), options(dir));
+  Result<TuneResult> other = tuneShippedKernel(kernels::gemmKernelInfo(), shape(1024, 512, 512), options(dir));
   ASSERT_TRUE(other) << other.error();
   EXPECT_FALSE(other->fromCache);
 }
@@ -119,7 +121,7 @@ TEST(Tuner, GivenTuningParametersArePinned) {
   kernels::KernelParams ps = shape(512, 512, 512);
   ps["waves"] = "4";
   ps["block_k"] = "32";
-  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), ps, o);
+  Result<TuneResult> r = tuneShippedKernel(kernels::gemmKernelInfo(), ps, o);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->stats.spaceSize, 8u);
   for (const RankedCandidate &c : r->record.ranking) {
@@ -132,22 +134,22 @@ TEST(Tuner, Errors) {
   TuneOptions o = options(freshDir("errors"));
   kernels::KernelParams bad = shape(512, 512, 512);
   bad["dtype"] = "f64";
-  Result<TuneResult> r = tuneKernel(kernels::gemmKernelInfo(), bad, o);
+  Result<TuneResult> r = tuneShippedKernel(kernels::gemmKernelInfo(), bad, o);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().find("dtype"), std::string::npos) << r.error();
 
   kernels::KernelParams badPin = shape(512, 512, 512);
   badPin["waves"] = "many";
-  EXPECT_FALSE(tuneKernel(kernels::gemmKernelInfo(), badPin, o));
+  EXPECT_FALSE(tuneShippedKernel(kernels::gemmKernelInfo(), badPin, o));
 
   kernels::KernelInfo notTunable = kernels::gemmKernelInfo();
   notTunable.name = "softmax";
-  Result<TuneResult> n = tuneKernel(notTunable, shape(1, 1, 1), o);
+  Result<TuneResult> n = tuneShippedKernel(notTunable, shape(1, 1, 1), o);
   ASSERT_FALSE(n);
   EXPECT_NE(n.error().find("no tuning space"), std::string::npos) << n.error();
 
   o.arch = "gfx000";
-  EXPECT_FALSE(tuneKernel(kernels::gemmKernelInfo(), shape(1, 1, 1), o));
+  EXPECT_FALSE(tuneShippedKernel(kernels::gemmKernelInfo(), shape(1, 1, 1), o));
 }
 
 TEST(TuneCli, PrintsTheBestConfigAndACacheHit_gfx942) {

@@ -1,13 +1,15 @@
-#include "Tune/TuneCli.h"
+#include "TuneCli.h"
 
-#include "Tune/Tuner.h"
+#include "Tuning.h"
 
 #include <cstdio>
 #include <iostream>
 #include <mutex>
 #include <unistd.h>
 
-namespace tilec::tune {
+namespace tilec::kernels {
+
+using namespace tilec::tune;
 
 namespace {
 
@@ -34,7 +36,7 @@ std::string pad(std::string s, size_t width) {
 
 } // namespace
 
-int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
+int runTuneCommand(const KernelInfo &kernel, const KernelParams &params,
                    const TuneCliOptions &cli, std::ostream &out, std::ostream &err) {
   TuneOptions o;
   o.arch = cli.arch;
@@ -55,7 +57,7 @@ int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParam
       drewProgress = true;
     };
 
-  Result<TuneResult> r = tuneKernel(kernel, params, o);
+  Result<TuneResult> r = tuneShippedKernel(kernel, params, o);
   if (drewProgress)
     err << "\r\033[K" << std::flush;
   if (!r) {
@@ -122,9 +124,9 @@ int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParam
   return 0;
 }
 
-int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
+int runTuneCommand(const KernelInfo &kernel, const KernelParams &params,
                    const TuneCliOptions &options) {
   return runTuneCommand(kernel, params, options, std::cout, std::cerr);
 }
 
-} // namespace tilec::tune
+} // namespace tilec::kernels

@@ -11,10 +11,10 @@
 #include <ostream>
 #include <string>
 
-namespace tilec::tune {
+namespace tilec::kernels {
 
 struct TuneCliOptions {
-  std::string arch = "gfx942";
+  std::string arch = kDefaultArch;
   JitChoice jit = JitChoice::Auto;
   bool useCache = true;   ///< false (--no-cache): neither the code-object nor the tuning cache
   std::string cacheDir;   ///< empty: $TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec
@@ -28,11 +28,11 @@ struct TuneCliOptions {
 /// and "best: -p block_m=... (instr, modelled 1.23 ms, 61% of peak)". A
 /// one-line progress indicator goes to `err` when it is a TTY (Auto). Errors
 /// go to `err`. Returns the exit status: 0 on success, 1 on an error.
-int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
+int runTuneCommand(const KernelInfo &kernel, const KernelParams &params,
                    const TuneCliOptions &options, std::ostream &out, std::ostream &err);
 
 /// The same on std::cout / std::cerr.
-int runTuneCommand(const kernels::KernelInfo &kernel, const kernels::KernelParams &params,
+int runTuneCommand(const KernelInfo &kernel, const KernelParams &params,
                    const TuneCliOptions &options);
 
-} // namespace tilec::tune
+} // namespace tilec::kernels

@@ -1,0 +1,2 @@
+// A shipped kernel's registry (fixture).
+#pragma once

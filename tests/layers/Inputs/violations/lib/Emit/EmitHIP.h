@@ -1,0 +1,2 @@
+// The emitter (fixture).
+#pragma once

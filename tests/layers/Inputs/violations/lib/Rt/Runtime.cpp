@@ -1,0 +1,2 @@
+// The bundle runtime using LLVM (fixture).
+#include <llvm/Support/Error.h>

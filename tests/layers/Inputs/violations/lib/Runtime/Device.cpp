@@ -1,0 +1,2 @@
+// The device API including the emitter (fixture).
+#include "Emit/EmitHIP.h"

@@ -1,0 +1,3 @@
+// lib/ reaching up into kernels/ (fixture).
+#pragma once
+#include "Registry.h"
