@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-__all__ = ["Bundle", "TilecError", "LaunchDims", "load_library"]
+__all__ = ["Bundle", "TilecError", "LaunchDims", "load_library", "open_library"]
 
 _ARG_TENSOR, _ARG_F32, _ARG_I32 = 0, 1, 2
 
@@ -89,24 +89,28 @@ def _candidates():
     return [os.path.join(here, n) for n in ("libtilec_rt.so", "libtilec_rt.so.0")] + ["libtilec_rt.so.0"]
 
 
+def open_library(candidates, what, env_var):
+    """The first of `candidates` (paths, or names for the dynamic loader)
+    that loads; OSError lists why each one did not."""
+    errors = []
+    for path in candidates:
+        if os.sep in path and not os.path.exists(path):
+            errors.append("%s: no such file" % path)
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            errors.append(str(e))
+    raise OSError("cannot load %s (set %s to its path): %s" % (what, env_var, "; ".join(errors)))
+
+
 def load_library():
     """libtilec_rt: $TILEC_RT_LIBRARY, else next to this package, else the
     dynamic loader's search path. Loaded once."""
     global _lib
     if _lib is not None:
         return _lib
-    errors = []
-    for path in _candidates():
-        if os.sep in path and not os.path.exists(path):
-            errors.append("%s: no such file" % path)
-            continue
-        try:
-            lib = ctypes.CDLL(path)
-            break
-        except OSError as e:
-            errors.append(str(e))
-    else:
-        raise OSError("cannot load libtilec_rt (set TILEC_RT_LIBRARY to its path): " + "; ".join(errors))
+    lib = open_library(_candidates(), "libtilec_rt", "TILEC_RT_LIBRARY")
     lib.tilec_bundle_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.tilec_bundle_close.argtypes = [ctypes.c_void_p]
     lib.tilec_bundle_close.restype = None
