@@ -15,9 +15,10 @@
  *   puts(tilec_compiled_manifest_entry(k));   (JSON, docs/runtime.md's schema)
  *   tilec_compiled_free(k);
  *
- * Every function is thread-safe and never aborts on bad input: a failed call
- * returns a non-zero status and leaves a message in tilec_compile_last_error()
- * (per thread). Strings a tilec_compiled returns live as long as it does.
+ * Every function is thread-safe (compiles run one at a time in a process) and
+ * never aborts on bad input: a failed call returns a non-zero status and leaves
+ * a message in tilec_compile_last_error() (per thread). Strings a
+ * tilec_compiled returns live as long as it does.
  *
  * Versioning: TILEC_COMPILER_ABI_VERSION changes when a function's meaning or
  * a struct's layout changes incompatibly (the library's soname and its symbol

@@ -92,6 +92,15 @@ tilec_compile_status finish(tilec::Result<tilec::CompiledKernel> compiled, std::
   return TILEC_COMPILE_OK;
 }
 
+/// One of a compiled kernel's texts, or "" (and a message) for NULL.
+template <class Get> const char *textOf(const tilec_compiled *compiled, const char *function, Get get) {
+  if (!compiled) {
+    lastError = std::string(function) + ": compiled is NULL";
+    return "";
+  }
+  return get(*compiled).c_str();
+}
+
 std::string shippedKernelNames() {
   std::string names;
   for (const tilec::kernels::KernelInfo &k : tilec::kernels::shippedKernels())
@@ -208,20 +217,25 @@ const void *tilec_compiled_code_object(const tilec_compiled *compiled, size_t *s
   return co.data();
 }
 
-#define TILEC_COMPILED_TEXT(function, expr)                                                                     \
-  const char *function(const tilec_compiled *compiled) {                                                        \
-    if (!compiled) {                                                                                            \
-      lastError = #function ": compiled is NULL";                                                               \
-      return "";                                                                                                \
-    }                                                                                                           \
-    return (expr).c_str();                                                                                      \
-  }
-TILEC_COMPILED_TEXT(tilec_compiled_name, compiled->bundled.launchName)
-TILEC_COMPILED_TEXT(tilec_compiled_manifest_entry, compiled->manifestEntry)
-TILEC_COMPILED_TEXT(tilec_compiled_report, compiled->report)
-TILEC_COMPILED_TEXT(tilec_compiled_tile_ir, compiled->bundled.compiled.tileIR)
-TILEC_COMPILED_TEXT(tilec_compiled_source, compiled->bundled.compiled.hip)
-#undef TILEC_COMPILED_TEXT
+const char *tilec_compiled_name(const tilec_compiled *compiled) {
+  return textOf(compiled, __func__, [](const tilec_compiled &c) -> auto & { return c.bundled.launchName; });
+}
+
+const char *tilec_compiled_manifest_entry(const tilec_compiled *compiled) {
+  return textOf(compiled, __func__, [](const tilec_compiled &c) -> auto & { return c.manifestEntry; });
+}
+
+const char *tilec_compiled_report(const tilec_compiled *compiled) {
+  return textOf(compiled, __func__, [](const tilec_compiled &c) -> auto & { return c.report; });
+}
+
+const char *tilec_compiled_tile_ir(const tilec_compiled *compiled) {
+  return textOf(compiled, __func__, [](const tilec_compiled &c) -> auto & { return c.bundled.compiled.tileIR; });
+}
+
+const char *tilec_compiled_source(const tilec_compiled *compiled) {
+  return textOf(compiled, __func__, [](const tilec_compiled &c) -> auto & { return c.bundled.compiled.hip; });
+}
 
 tilec_compile_status tilec_compiled_add_to_bundle(const tilec_compiled *compiled, const char *dir) {
   if (!compiled || !dir || !*dir)
