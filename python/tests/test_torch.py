@@ -207,6 +207,18 @@ class KernelSourceTest(unittest.TestCase):
         as_text = {k: tilec.compiler._param_text(v) for k, v in params.items()}
         self.assertEqual(self.jitted, [("attention", "gfx942", dict(as_text, causal="0"))])
 
+    def test_without_bundle_or_compiler_the_error_says_what_is_missing(self):
+        import tilec.compiler
+
+        def no_compiler(kernel, target, **params):
+            raise OSError("cannot load libtilec_c")
+
+        tilec.compiler.jit = no_compiler
+        with self.assertRaisesRegex(RuntimeError, r"no bundle of use_bundle\(\) \(none\) has paged_decode "
+                                                  r"\(block_size=16 dtype=bf16\) for gfx942, and it cannot be compiled: "
+                                                  r"cannot load libtilec_c"):
+            tilec.torch._kernel("paged_decode", None, dtype="bf16", block_size=16)
+
 
 @unittest.skipIf(_NO_TORCH, _NO_TORCH)
 class LaunchArgumentsTest(unittest.TestCase):

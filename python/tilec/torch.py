@@ -97,7 +97,13 @@ def _kernel(kernel, device, **params):
                 if found is not None:
                     break
             else:
-                found = compiler.jit(kernel, target, **params)
+                try:
+                    found = compiler.jit(kernel, target, **params)
+                except OSError as e:  # no compiler library: say what no bundle had
+                    raise RuntimeError("tilec: no bundle of use_bundle() (%s) has %s (%s) for %s, and it cannot be "
+                                       "compiled: %s" % (", ".join(b.path for b in _bundles) or "none", kernel,
+                                                         " ".join("%s=%s" % kv for kv in sorted(params.items())),
+                                                         target, e)) from e
             _kernels[key] = found
     return found
 
