@@ -1,5 +1,6 @@
 # Installs the public headers, the compiler library and the tools, and a
 # package config so that find_package(tilec) gives the tilec::tilec target
+# (and tilec::tilec_c, the compiler's C ABI, libtilec_c)
 # and find_package(tilec COMPONENTS runtime) the tilec::runtime target
 # (libtilec_rt, which launches bundles and needs no LLVM). The install
 # component "runtime" holds the runtime alone:
@@ -13,6 +14,10 @@ install(DIRECTORY include/tilec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tilec_lib EXPORT tilecTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The compiler's C ABI (include/tilec/tilec.h): tilec::tilec_c.
+install(TARGETS tilec_c EXPORT tilecTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tilec tilec-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${TILEC_PCH_DIR}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tilec/pch

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build git python3 pkg-config
+  python3-pip python3-setuptools python3-wheel
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   clang-19 lld-19 libclang-19-dev libclang-cpp19-dev liblld-19-dev
   libzstd-dev zlib1g-dev libedit-dev libcurl4-openssl-dev libxml2-dev libffi-dev

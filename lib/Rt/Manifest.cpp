@@ -249,38 +249,47 @@ std::string parse(const std::string &text, Manifest &out) {
   return error;
 }
 
+namespace {
+
+json entryJson(const KernelEntry &k) {
+  json args = json::array();
+  for (const ArgSpec &a : k.args) {
+    json arg = {{"name", a.name}, {"kind", kindName(a.kind)}};
+    if (a.kind == ArgSpec::Tensor) {
+      arg["dtype"] = a.dtype;
+      arg["rank"] = a.rank;
+      arg["divisibility"] = a.divisibility;
+    }
+    args.push_back(std::move(arg));
+  }
+  json grid = json::array();
+  for (const GridAxis &g : k.grid)
+    grid.push_back({{"arg", g.arg}, {"dim", g.dim}, {"tile", g.tile}, {"extent", gridExpression(g, k.args)}});
+  return {{"name", k.name},
+          {"kernel", k.kernel},
+          {"params", k.params},
+          {"target", k.target},
+          {"vendor", k.vendor},
+          {"entry", k.entry},
+          {"code_object", k.codeObject},
+          {"sha256", k.sha256},
+          {"tilec_version", k.tilecVersion},
+          {"compile_options", k.compileOptions},
+          {"block_size", k.blockSize},
+          {"lds_bytes", k.ldsBytes},
+          {"dynamic_shared_bytes", k.dynamicSharedBytes},
+          {"args", std::move(args)},
+          {"grid", std::move(grid)}};
+}
+
+} // namespace
+
+std::string serializeEntry(const KernelEntry &k) { return entryJson(k).dump(2) + "\n"; }
+
 std::string serialize(const Manifest &m) {
   json kernels = json::array();
-  for (const KernelEntry &k : m.kernels) {
-    json args = json::array();
-    for (const ArgSpec &a : k.args) {
-      json arg = {{"name", a.name}, {"kind", kindName(a.kind)}};
-      if (a.kind == ArgSpec::Tensor) {
-        arg["dtype"] = a.dtype;
-        arg["rank"] = a.rank;
-        arg["divisibility"] = a.divisibility;
-      }
-      args.push_back(std::move(arg));
-    }
-    json grid = json::array();
-    for (const GridAxis &g : k.grid)
-      grid.push_back({{"arg", g.arg}, {"dim", g.dim}, {"tile", g.tile}, {"extent", gridExpression(g, k.args)}});
-    kernels.push_back({{"name", k.name},
-                       {"kernel", k.kernel},
-                       {"params", k.params},
-                       {"target", k.target},
-                       {"vendor", k.vendor},
-                       {"entry", k.entry},
-                       {"code_object", k.codeObject},
-                       {"sha256", k.sha256},
-                       {"tilec_version", k.tilecVersion},
-                       {"compile_options", k.compileOptions},
-                       {"block_size", k.blockSize},
-                       {"lds_bytes", k.ldsBytes},
-                       {"dynamic_shared_bytes", k.dynamicSharedBytes},
-                       {"args", std::move(args)},
-                       {"grid", std::move(grid)}});
-  }
+  for (const KernelEntry &k : m.kernels)
+    kernels.push_back(entryJson(k));
   json doc = {{"format", kFormatName},
               {"format_version", m.formatVersion},
               {"tilec_version", m.tilecVersion},

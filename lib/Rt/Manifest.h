@@ -91,6 +91,9 @@ std::string argLabel(const std::vector<ArgSpec> &args, int index);
 std::string parse(const std::string &text, Manifest &out);
 /// The manifest as JSON text (2-space indented, keys sorted).
 std::string serialize(const Manifest &m);
+/// One entry as the manifest's `kernels` array holds it (a JSON object, the
+/// same writer as serialize).
+std::string serializeEntry(const KernelEntry &entry);
 
 /// SHA-256 of `size` bytes at `data`, lower-case hex.
 std::string sha256Hex(const void *data, size_t size);

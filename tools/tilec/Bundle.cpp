@@ -11,6 +11,11 @@
 
 namespace tilec::cli {
 
+std::map<std::string, std::string> recordedCompileOptions(JitChoice jit, const CompiledKernel &compiled) {
+  return {{"jit", jit == JitChoice::Auto ? "auto" : jit == JitChoice::HipRTC ? "hiprtc" : "clang"},
+          {"compiler", compiled.report.compilerIdentity}};
+}
+
 bundle::KernelEntry manifestEntry(const BundledKernel &k) {
   const CompiledKernel &c = k.compiled;
   bundle::KernelEntry e;

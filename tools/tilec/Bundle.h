@@ -22,6 +22,10 @@ struct BundledKernel {
   std::map<std::string, std::string> compileOptions;
 };
 
+/// The compile options a manifest entry records: the JIT asked for and the
+/// compiler that ran.
+std::map<std::string, std::string> recordedCompileOptions(JitChoice jit, const CompiledKernel &compiled);
+
 /// The manifest entry of `k` (without the code object's file name).
 bundle::KernelEntry manifestEntry(const BundledKernel &k);
 

@@ -262,10 +262,7 @@ int exportBundle(const tilec::kernels::KernelInfo &info, const tilec::Kernel &ke
     b.launchName = kernel.name();
     b.shippedKernel = info.name;
     b.params = given;
-    b.compileOptions = {{"jit", jitChoice == tilec::JitChoice::Auto     ? "auto"
-                                : jitChoice == tilec::JitChoice::HipRTC ? "hiprtc"
-                                                                         : "clang"},
-                        {"compiler", b.compiled.report.compilerIdentity}};
+    b.compileOptions = tilec::cli::recordedCompileOptions(jitChoice, b.compiled);
     kernels.push_back(std::move(b));
   }
   if (std::string e = tilec::cli::exportBundle(output, kernels); !e.empty())

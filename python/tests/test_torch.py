@@ -1,0 +1,316 @@
+"""tilec.torch: the operators are registered, their fake implementations give
+the shapes torch.compile traces (on meta tensors: no device), a
+torch.compile(fullgraph=True)'d module keeps them as single nodes, and bad
+tensors get a ValueError that says what is wrong. With a GPU, results against
+PyTorch. Skipped, saying so, where PyTorch (or a GPU) is missing."""
+
+import tempfile
+import unittest
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+    _NO_TORCH = None
+except ImportError as e:  # PyTorch is optional for the package
+    torch = None
+    _NO_TORCH = "PyTorch is not importable (%s): the tilec.torch tests need PyTorch 2.x" % e
+
+if torch is not None:
+    import tilec.torch  # noqa: F401  (registers torch.ops.tilec.*)
+
+_NO_GPU = _NO_TORCH or (None if torch.cuda.is_available() else
+                        "no GPU visible to PyTorch: the tilec.torch execution tests need one")
+
+OPS = ("gemm", "attention", "paged_decode", "moe")
+
+
+def meta(*shape, dtype=None):
+    return torch.empty(*shape, dtype=dtype or torch.bfloat16, device="meta")
+
+
+def attention_inputs(device="meta", dtype=None, seqs=(5, 9), heads=8, kv_heads=2, head_dim=64):
+    dtype = dtype or torch.bfloat16
+    total = sum(seqs)
+    cu = torch.tensor([0] + [sum(seqs[:i + 1]) for i in range(len(seqs))], dtype=torch.int32)
+    mk = (lambda *s: torch.empty(*s, dtype=dtype, device=device)) if device == "meta" else \
+        (lambda *s: torch.randn(*s, dtype=dtype, device=device))
+    return (mk(total, heads, head_dim), mk(total, kv_heads, head_dim), mk(total, kv_heads, head_dim),
+            cu.to(device), cu.to(device), max(seqs), max(seqs))
+
+
+def attend_module(hidden=512, heads=8, kv_heads=2, head_dim=64):
+    """A projection (an nn.Linear's weight through tilec::gemm) then varlen
+    attention: the shape of a prefill block."""
+
+    class Attend(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+            self.qkv = nn.Linear(hidden, (heads + 2 * kv_heads) * head_dim, bias=False)
+
+        def forward(self, x, cu_seqlens, max_seqlen):
+            qkv = torch.ops.tilec.gemm(x, self.qkv.weight, "nt")
+            q, k, v = qkv.split([self.heads * self.head_dim, self.kv_heads * self.head_dim,
+                                 self.kv_heads * self.head_dim], dim=-1)
+            q = q.reshape(-1, self.heads, self.head_dim).contiguous()
+            k = k.reshape(-1, self.kv_heads, self.head_dim).contiguous()
+            v = v.reshape(-1, self.kv_heads, self.head_dim).contiguous()
+            out, _lse = torch.ops.tilec.attention(q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, None,
+                                                  True)
+            return out
+
+    return Attend()
+
+
+@unittest.skipIf(_NO_TORCH, _NO_TORCH)
+class RegistrationTest(unittest.TestCase):
+    def test_the_operators_are_registered(self):
+        for op in OPS:
+            with self.subTest(op=op):
+                schema = str(getattr(torch.ops.tilec, op).default._schema)
+                self.assertTrue(schema.startswith("tilec::%s(" % op), schema)
+        self.assertIn("str layout=\"nn\"", str(torch.ops.tilec.gemm.default._schema))
+
+
+@unittest.skipIf(_NO_TORCH, _NO_TORCH)
+class FakeTest(unittest.TestCase):
+    """The fake implementations, on meta tensors."""
+
+    def test_gemm_layouts(self):
+        x, w = meta(64, 32), meta(48, 32)  # w as nn.Linear(32, 48) holds it: [out, in]
+        y = torch.ops.tilec.gemm(x, w, "nt")
+        self.assertEqual((tuple(y.shape), y.dtype), ((64, 48), torch.bfloat16))
+        self.assertEqual(tuple(torch.ops.tilec.gemm(meta(32, 64), w, "tt").shape), (64, 48))
+        self.assertEqual(tuple(torch.ops.tilec.gemm(meta(32, 64), meta(32, 48), "tn").shape), (64, 48))
+        y = torch.ops.tilec.gemm(x, meta(32, 48), "nn", torch.float32)
+        self.assertEqual(y.dtype, torch.float32)
+
+    def test_gemm_errors(self):
+        with self.assertRaisesRegex(ValueError, r"tilec::gemm: layout nn: a \(64, 32\) and b \(48, 32\) disagree on K"):
+            torch.ops.tilec.gemm(meta(64, 32), meta(48, 32))
+        with self.assertRaisesRegex(ValueError, "layout 'nx'"):
+            torch.ops.tilec.gemm(meta(64, 32), meta(32, 48), "nx")
+        with self.assertRaisesRegex(ValueError, "out_dtype torch.float16"):
+            torch.ops.tilec.gemm(meta(64, 32), meta(32, 48), "nn", torch.float16)
+
+    def test_attention(self):
+        out, lse = torch.ops.tilec.attention(*attention_inputs())
+        self.assertEqual(tuple(out.shape), (14, 8, 64))
+        self.assertEqual((tuple(lse.shape), lse.dtype), ((14, 8), torch.float32))
+        q, k, v, cu_q, cu_k, mq, mk = attention_inputs(kv_heads=3)
+        with self.assertRaisesRegex(ValueError, r"kv heads \(3\) must divide the query heads \(8\)"):
+            torch.ops.tilec.attention(q, k, v, cu_q, cu_k, mq, mk)
+
+    def test_paged_decode(self):
+        # vLLM: 4 sequences, one new token each; cache [blocks, block_size, kv_heads, D].
+        q, cache = meta(4, 8, 128), meta(32, 16, 2, 128)
+        tables, lens = meta(4, 8, dtype=torch.int32), meta(4, dtype=torch.int32)
+        out = torch.ops.tilec.paged_decode(q, cache, cache, tables, lens)
+        self.assertEqual(tuple(out.shape), (4, 8, 128))
+        with self.assertRaisesRegex(ValueError, "seq_lens is torch.int64; it must be torch.int32"):
+            torch.ops.tilec.paged_decode(q, cache, cache, tables, meta(4, dtype=torch.int64))
+        with self.assertRaisesRegex(ValueError, "5 query tokens for 4 sequences"):
+            torch.ops.tilec.paged_decode(meta(5, 8, 128), cache, cache, tables, lens)
+
+    def test_moe(self):
+        x, logits = meta(10, 128), meta(10, 8)
+        w13, w2 = meta(8, 2 * 256, 128), meta(8, 128, 256)
+        self.assertEqual(tuple(torch.ops.tilec.moe(x, logits, w13, w2, 2).shape), (10, 128))
+        with self.assertRaisesRegex(ValueError, r"w2 \(8, 256, 128\) must be \[experts, hidden, intermediate\]"):
+            torch.ops.tilec.moe(x, logits, w13, meta(8, 256, 128), 2)
+
+
+@unittest.skipIf(_NO_TORCH, _NO_TORCH)
+class CompileTest(unittest.TestCase):
+    def test_fullgraph_compile_keeps_the_operators(self):
+        """torch.compile(fullgraph=True) traces the module through the fake
+        implementations: the ATen graph AOTAutograd hands the backend calls
+        tilec::gemm and tilec::attention once each, with the traced shapes."""
+        from torch._dynamo.backends.common import aot_autograd
+        graphs = []
+
+        def record(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        torch._dynamo.reset()
+        module = attend_module().to(device="meta", dtype=torch.bfloat16)
+        compiled = torch.compile(module, fullgraph=True, backend=aot_autograd(fw_compiler=record))
+        cu = torch.tensor([0, 5, 14], dtype=torch.int32, device="meta")
+        with torch.no_grad():
+            out = compiled(meta(14, 512), cu, 9)
+        self.assertEqual(tuple(out.shape), (14, 8, 64))
+        self.assertEqual(len(graphs), 1)
+        targets = [str(n.target) for n in graphs[0].graph.nodes if n.op == "call_function"]
+        self.assertEqual(targets.count("tilec.gemm.default"), 1, targets)
+        self.assertEqual(targets.count("tilec.attention.default"), 1, targets)
+
+
+@unittest.skipIf(_NO_TORCH, _NO_TORCH)
+class BadTensorTest(unittest.TestCase):
+    """Without launching: what a real call refuses before it needs a kernel."""
+
+    def test_cpu_tensors(self):
+        a, b = torch.zeros(8, 16, dtype=torch.bfloat16), torch.zeros(16, 8, dtype=torch.bfloat16)
+        with self.assertRaisesRegex(ValueError, "tilec::gemm: a is on cpu; tilec's kernels run on a GPU"):
+            torch.ops.tilec.gemm(a, b)
+
+    def test_strided_views(self):
+        big = torch.zeros(8, 32, dtype=torch.bfloat16)
+        with self.assertRaisesRegex(ValueError, r"a \(shape \(8, 16\), strides \(32, 1\)\) is not row-major "
+                                                r"contiguous.*pass a.contiguous\(\)"):
+            torch.ops.tilec.gemm(big[:, :16], torch.zeros(16, 8, dtype=torch.bfloat16))
+
+    def test_dtypes(self):
+        with self.assertRaisesRegex(ValueError, "a is torch.float32; the kernel takes torch.bfloat16 or torch.float16"):
+            torch.ops.tilec.gemm(torch.zeros(8, 16), torch.zeros(16, 8), "nn", torch.float32)
+
+
+@unittest.skipIf(_NO_TORCH, _NO_TORCH)
+class KernelSourceTest(unittest.TestCase):
+    """Where an operator's kernel comes from (no launch): a bundle of
+    use_bundle() whose entry has the operator's parameters, else tilec.jit."""
+
+    def setUp(self):
+        import tilec.compiler
+        self.dir = tempfile.TemporaryDirectory()
+        self.saved = (tilec.torch.device_target, tilec.compiler.jit)
+        tilec.torch.device_target = lambda device: "gfx942"
+        self.jitted = []
+        tilec.compiler.jit = lambda kernel, target, **params: self.jitted.append((kernel, target, params)) or "jit"
+
+    def tearDown(self):
+        import tilec.compiler
+        tilec.torch.device_target, tilec.compiler.jit = self.saved
+        tilec.torch._bundles.clear()
+        tilec.torch._kernels.clear()
+        self.dir.cleanup()
+
+    def test_bundle_first_then_jit(self):
+        import tilec
+        params = dict(dtype="bf16", heads=8, kv_heads=2, head_dim=64, causal=True, window=0)
+        tilec.compile("attention", target="gfx942", **params).add_to_bundle(self.dir.name)
+        tilec.torch.use_bundle(self.dir.name)
+        k = tilec.torch._kernel("attention", None, **params)
+        self.assertEqual(k.bundle.path, self.dir.name)
+        self.assertEqual(self.jitted, [])
+        # The launch the operator makes for two sequences of 5 and 9 tokens.
+        T, H, Hkv, D = 14, 8, 2, 64
+        t = lambda addr, shape, dt="bf16": (addr, shape, dt)  # noqa: E731
+        dims = k.check(t(0x10000, (T, H * D)), t(0x20000, (T, Hkv * D)), t(0x30000, (T, Hkv * D)),
+                       t(0x40000, (T, H * D)), t(0x50000, (T, H), "f32"), t(0x60000, (3,), "i32"),
+                       t(0x70000, (3,), "i32"), 0.125, 9, 2)
+        self.assertGreater(dims.grid[0] * dims.grid[1] * dims.grid[2], 0)
+        # Not causal: no such entry in the bundle, so it is compiled.
+        self.assertEqual(tilec.torch._kernel("attention", None, **dict(params, causal=False)), "jit")
+        as_text = {k: tilec.compiler._param_text(v) for k, v in params.items()}
+        self.assertEqual(self.jitted, [("attention", "gfx942", dict(as_text, causal="0"))])
+
+    def test_without_bundle_or_compiler_the_error_says_what_is_missing(self):
+        import tilec.compiler
+
+        def no_compiler(kernel, target, **params):
+            raise OSError("cannot load libtilec_c")
+
+        tilec.compiler.jit = no_compiler
+        with self.assertRaisesRegex(RuntimeError, r"no bundle of use_bundle\(\) \(none\) has paged_decode "
+                                                  r"\(block_size=16 dtype=bf16\) for gfx942, and it cannot be compiled: "
+                                                  r"cannot load libtilec_c"):
+            tilec.torch._kernel("paged_decode", None, dtype="bf16", block_size=16)
+
+
+@unittest.skipIf(_NO_TORCH, _NO_TORCH)
+class LaunchArgumentsTest(unittest.TestCase):
+    """Each operator run on CPU tensors with its launches replaced by
+    libtilec_rt's check against the manifests of the kernels compiled for
+    gfx942 (through tilec.jit): the argument order, dtypes, ranks and
+    divisibility the operator passes are the kernel's. No device."""
+
+    def setUp(self):
+        import tilec.compiler
+        self.saved = (tilec.torch.device_target, tilec.torch._require_gpu, tilec.compiler.JitKernel.launch)
+        self.launches = []
+        tilec.torch.device_target = lambda device: "gfx942"
+        tilec.torch._require_gpu = lambda op, **tensors: torch.device("cpu")
+
+        def check(kernel, *args, stream=None):
+            raw = [(a.data_ptr(), tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args]
+            self.launches.append((kernel.name, kernel.check(*raw)))
+
+        tilec.compiler.JitKernel.launch = check
+        tilec.torch._kernels.clear()
+
+    def tearDown(self):
+        import tilec.compiler
+        tilec.torch.device_target, tilec.torch._require_gpu, tilec.compiler.JitKernel.launch = self.saved
+        tilec.torch._kernels.clear()
+
+    def names(self):
+        return [name for name, _dims in self.launches]
+
+    def test_gemm(self):
+        x, w = torch.zeros(64, 256, dtype=torch.bfloat16), torch.zeros(128, 256, dtype=torch.bfloat16)
+        self.assertEqual(tuple(torch.ops.tilec.gemm(x, w, "nt").shape), (64, 128))
+        self.assertEqual(len(self.launches), 1)
+        self.assertTrue(self.names()[0].startswith("gemm_bf16_bf16"), self.names())
+
+    def test_attention(self):
+        q, k, v, cu_q, cu_k, mq, mk = attention_inputs("cpu", torch.bfloat16, (5, 9))
+        out, lse = torch.ops.tilec.attention(q, k, v, cu_q, cu_k, mq, mk, None, True)
+        self.assertEqual((tuple(out.shape), tuple(lse.shape)), ((14, 8, 64), (14, 8)))
+        self.assertEqual(len(self.launches), 1)
+        self.assertIn("causal", self.names()[0])
+
+    def test_paged_decode(self):
+        q, cache = torch.zeros(4, 8, 128, dtype=torch.bfloat16), torch.zeros(32, 16, 2, 128, dtype=torch.bfloat16)
+        tables, lens = torch.zeros(4, 8, dtype=torch.int32), torch.full((4,), 100, dtype=torch.int32)
+        self.assertEqual(tuple(torch.ops.tilec.paged_decode(q, cache, cache, tables, lens).shape), (4, 8, 128))
+        self.assertEqual(len(self.launches), 1)
+        self.assertTrue(self.names()[0].startswith("paged_decode_bf16_h8_kv2_d128_bs16_q1"), self.names())
+
+    def test_moe(self):
+        x, logits = torch.zeros(10, 128, dtype=torch.bfloat16), torch.zeros(10, 8, dtype=torch.bfloat16)
+        w13, w2 = torch.zeros(8, 2 * 256, 128, dtype=torch.bfloat16), torch.zeros(8, 128, 256, dtype=torch.bfloat16)
+        self.assertEqual(tuple(torch.ops.tilec.moe(x, logits, w13, w2, 2).shape), (10, 128))
+        self.assertEqual(len(self.launches), 5)  # gate, align, gate_up, down, combine
+
+
+@unittest.skipIf(_NO_GPU, _NO_GPU)
+class GpuTest(unittest.TestCase):
+    """Results against PyTorch on the GPU (JIT-compiled on first use)."""
+
+    def test_gemm_with_a_linear_weight(self):
+        torch.manual_seed(0)
+        lin = nn.Linear(256, 384, bias=False).cuda().to(torch.bfloat16)
+        x = torch.randn(100, 256, device="cuda", dtype=torch.bfloat16)
+        y = torch.ops.tilec.gemm(x, lin.weight, "nt", torch.float32)
+        ref = x.float() @ lin.weight.float().t()
+        # Products of bf16 values are exact in f32; the sums differ from the
+        # reference's only in their order: at most K * 2^-24 * sum|x||w|.
+        bound = 256 * 2.0 ** -24 * (x.float().abs() @ lin.weight.float().abs().t())
+        self.assertTrue(bool(((y - ref).abs() <= bound + 1e-30).all()))
+
+    def test_varlen_attention_against_sdpa(self):
+        torch.manual_seed(0)
+        seqs = (5, 67)
+        q, k, v, cu_q, cu_k, mq, mk = attention_inputs("cuda", torch.bfloat16, seqs)
+        out, _lse = torch.ops.tilec.attention(q, k, v, cu_q, cu_k, mq, mk, None, True)
+        start = 0
+        for n in seqs:
+            qs, ks, vs = (t[start:start + n].transpose(0, 1).float() for t in (q, k, v))
+            ks, vs = (t.repeat_interleave(q.shape[1] // k.shape[1], dim=0) for t in (ks, vs))
+            ref = F.scaled_dot_product_attention(qs, ks, vs, is_causal=True).transpose(0, 1)
+            # The kernel's own bound (kernels/Attention.cpp, kToleranceRule):
+            # |O - ref| <= rel*A + uIn*(|ref| + rel*A), A = sum_j p_j |v_j|,
+            # uIn = 2^-8 (bf16), rel = uIn + the f32 terms (below 2^-14 for
+            # these sizes), so rel <= 1.01 * 2^-8.
+            A = F.scaled_dot_product_attention(qs, ks, vs.abs(), is_causal=True).transpose(0, 1)
+            rel = 1.01 * 2.0 ** -8
+            bound = rel * A + 2.0 ** -8 * (ref.abs() + rel * A)
+            self.assertTrue(bool(((out[start:start + n].float() - ref).abs() <= bound).all()))
+            start += n
+
+
+if __name__ == "__main__":
+    unittest.main()
