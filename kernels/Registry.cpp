@@ -3,6 +3,7 @@
 #include "Attention.h"
 #include "Gemm.h"
 #include "Moe.h"
+#include "mla/MlaDecode.h"
 
 namespace tilec::kernels {
 
@@ -12,6 +13,7 @@ const std::vector<KernelInfo> &shippedKernels() {
       attentionKernelInfo(),
       attentionBwdKernelInfo(),
       pagedDecodeKernelInfo(),
+      mlaDecodeKernelInfo(),
       moeKernelInfo(),
       moeGateKernelInfo(),
       moeAlignKernelInfo(),
