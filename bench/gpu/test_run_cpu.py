@@ -51,7 +51,7 @@ run.main()
 rows = json.load(open(out))["rows"]
 failures, checked = [], 0
 families = {r["family"] for r in rows}
-for fam in ("gemm", "attention", "paged_decode", "moe", "attention_bwd"):
+for fam in ("gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd"):
     if fam not in families:
         failures.append("no row of " + fam)
 for r in rows:

@@ -274,12 +274,14 @@ void BM_VendorGemm(benchmark::State &state, std::string arch, std::string librar
 namespace tilec::bench {
 void registerAttentionModels();  // AttentionModelBench.cpp
 void registerMoeModels();        // MoeModelBench.cpp
+void registerMlaModels();        // MlaModelBench.cpp
 } // namespace tilec::bench
 
 int main(int argc, char **argv) {
   tilec::bench::addMachineContext();
   tilec::bench::registerAttentionModels();
   tilec::bench::registerMoeModels();
+  tilec::bench::registerMlaModels();
   for (const char *arch : kTargets)
     for (const auto &size : kSizes) {
       std::string suffix = std::string("/gemm/") + arch + "/" + sizeName(size);
