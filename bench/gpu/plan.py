@@ -96,7 +96,7 @@ def _decode_params(splits, part):
 
 # ---- MLA decode: DeepSeek-V3's absorbed attention over a paged 576-wide latent cache ------------
 MLA = {"batch": 64, "heads": 128, "context": 8192, "block_size": 64}
-MLA_SPLITS = [1, 2, 4]
+MLA_SPLITS = [1, 4]
 
 
 def mla_key(splits, part="attend"):
