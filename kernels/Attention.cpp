@@ -259,19 +259,11 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   return kernel;
 }
 
-namespace {
-
-/// The keys one query row attends to, for the reference.
-struct RowKeys {
-  int64_t count = 0;
-  std::function<bool(int64_t)> visible;          ///< not masked out
-  std::function<const double *(int64_t)> k, v;   ///< key j's K and V rows (head_dim values)
-};
-
 // Tolerance, per output row (u = 2^-24, uIn = unit roundoff of Q's type:
 // 2^-8 bf16, 2^-11 f16). Inputs are exact; the kernel's errors are
 //  - each score s_j = scale * q.k_j in f32: |ds_j| <= scale * (D + 3) * u * sum|q||k_j|
-//    (dot product, then two scalings), and the base-2 exponent adds at most
+//    (dot product, then two scalings; each further f32 scaling of S or O, e.g. by
+//    an fp8 cache's scale, adds u here and to gamma), and the base-2 exponent adds at most
 //    2^-20 * (1 + |s_j - m| * log2(e)) for the subtraction of m and v_exp_f32's
 //    error; call the largest over the row's keys E. A shift common to every
 //    key (the row maximum, the alpha rescalings) cancels between O and l.
@@ -283,7 +275,7 @@ struct RowKeys {
 //   |O - ref| <= rel * A + uIn * (|ref| + rel * A),
 //   rel = (1 + uIn) * exp(2E) * (1 + gamma) - 1   (the last term: O rounded to Q's type);
 //   |LSE - ref| <= E + (exp(E) - 1) + gamma + 2^-21 * (|m| + |log l| + |lse|) (log and sums).
-const char *kToleranceRule =
+const char *const kToleranceRule =
     "per row: |O-ref| <= rel*A + uIn*(|ref|+rel*A), A = sum_j w_j|v_j|, rel = (1+uIn)e^(2E)(1+g)-1, "
     "E = max_j scale*(D+3)*2^-24*sum|q||k_j| + 2^-20*(1+|s_j-m|*log2 e), g = (seq_k+2*blocks+8)*2^-24; "
     "|LSE-ref| <= E + e^E-1 + g + 2^-21*(|m|+|log l|+|lse|)";
@@ -291,7 +283,9 @@ const char *kToleranceRule =
 /// One query row of attention in double precision, with the tolerance above:
 /// out/outTol get head_dim values; a row that sees no key gives O = 0, LSE = -inf.
 void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blockN, const RowKeys &keys,
-               double *out, double *outTol, double &lse, double &lseTol, int64_t splits = 1) {
+               double *out, double *outTol, double &lse, double &lseTol, int64_t splits, int64_t valueDim,
+               int64_t extraRoundings) {
+  const int64_t Dv = valueDim > 0 ? valueDim : D;
   const double u = std::ldexp(1.0, -24), log2e = 1.4426950408889634;
   std::vector<double> score(keys.count, -INFINITY), mag(keys.count, 0.0);
   double mx = -INFINITY;
@@ -309,18 +303,18 @@ void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blo
     mx = std::max(mx, score[j]);
   }
   if (mx == -INFINITY) {  // no key visible
-    std::fill(out, out + D, 0.0);
-    std::fill(outTol, outTol + D, 0.0);
+    std::fill(out, out + Dv, 0.0);
+    std::fill(outTol, outTol + Dv, 0.0);
     lse = -INFINITY;
     lseTol = 0;
     return;
   }
-  const double gamma = double(keys.count + 2 * ((keys.count + blockN - 1) / blockN) + 8) * u;
+  const double gamma = double(keys.count + 2 * ((keys.count + blockN - 1) / blockN) + 8 + extraRoundings) * u;
   double sum = 0, E = 0;
   for (int64_t j = 0; j < keys.count; ++j)
     if (score[j] != -INFINITY) {
       sum += std::exp(score[j] - mx);
-      E = std::max(E, double(D + 3) * u * mag[j] + std::ldexp(1.0, -20) * (1 + std::fabs(score[j] - mx) * log2e));
+      E = std::max(E, double(D + 3 + extraRoundings) * u * mag[j] + std::ldexp(1.0, -20) * (1 + std::fabs(score[j] - mx) * log2e));
     }
   lse = mx + std::log(sum);
   lseTol = E + (std::exp(E) - 1) + gamma +
@@ -334,7 +328,7 @@ void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blo
     rel += 2 * (lseTol + double(splits + 4) * u) * (1 + rel);
     lseTol += double(splits + 4) * std::ldexp(1.0, -22) * (1 + std::fabs(lse));
   }
-  for (int64_t d = 0; d < D; ++d) {
+  for (int64_t d = 0; d < Dv; ++d) {
     double acc = 0, a = 0;
     for (int64_t j = 0; j < keys.count; ++j)
       if (score[j] != -INFINITY) {
@@ -348,8 +342,6 @@ void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blo
 }
 
 double unitRoundoff(DType t) { return t == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
-
-} // namespace
 
 Problem attentionProblem(const AttentionConfig &c, const std::vector<int64_t> &seqQ,
                          const std::vector<int64_t> &seqK, double scale) {
@@ -920,28 +912,39 @@ static int64_t decodeRows(const PagedDecodeConfig &c) {
 // the splits merge as O = sum_s e^(lse_s - m) O_s / sum_s e^(lse_s - m),
 // LSE = m + log(sum_s e^(lse_s - m)), m = max_s lse_s (in base 2 inside). A
 // split that saw no key has lse_s = -inf and weight 0. 16 rows per wave.
-static Result<Kernel> buildDecodeCombine(const PagedDecodeConfig &c) {
+Result<Kernel> buildSplitKvCombine(const std::string &name, DType outType, int64_t D, int64_t splits, int waves,
+                                   int64_t columns) {
   using namespace dsl;
-  const int64_t R = 16 * c.waves, D = c.headDim;
+  const int64_t R = 16 * waves, DC = columns > 0 ? columns : D;
+  const bool columnBlocks = DC < D;
   const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
-  KernelBuilder kb(pagedDecodeKernelName(c), {.numWaves = c.waves});
-  const dsl::TensorOptions headRowOpts = headRows(c.dtype);
+  KernelBuilder kb(name, {.numWaves = waves});
+  const dsl::TensorOptions headRowOpts = headRows(outType);
   Tensor Op = kb.tensor("O_part", DType::f32, 2);
   Tensor Lp = kb.tensor("LSE_part", DType::f32, 2);
-  Tensor O = kb.tensor("O", c.dtype, 2, headRowOpts);
+  Tensor O = kb.tensor("O", outType, 2, headRowOpts);
   Tensor LSE = kb.tensor("LSE", DType::f32, 2);
-  kb.grid({GridExtent::ceilDiv(O, 0, R)});
-  Index r0 = kb.blockId(0) * R, rows = O.dim(0);
-  Tile acc = kb.regTile("acc", {R, D}, DType::f32);
-  Tile part = kb.regTile("part", {R, D}, DType::f32);
+  if (columnBlocks)
+    kb.grid({GridExtent::ceilDiv(O, 0, R), GridExtent::fixed((D + DC - 1) / DC)});
+  else
+    kb.grid({GridExtent::ceilDiv(O, 0, R)});
+  Index r0 = kb.blockId(0) * R, rows = O.dim(0), c0 = 0;
+  Tensor Lout = LSE;
+  if (columnBlocks) {
+    Index cb = kb.blockId(1);
+    c0 = cb * DC;
+    Lout = kb.window(LSE, {0, 0}, {rows * (1 - min(cb, 1)), 1});  // column block 0 writes LSE
+  }
+  Tile acc = kb.regTile("acc", {R, DC}, DType::f32);
+  Tile part = kb.regTile("part", {R, DC}, DType::f32);
   Tile m = kb.regTile("m", {R}, DType::f32), mNew = kb.regTile("m_new", {R}, DType::f32);
   Tile x = kb.regTile("x", {R}, DType::f32), l = kb.regTile("l", {R}, DType::f32);
   Tile alpha = kb.regTile("alpha", {R}, DType::f32), beta = kb.regTile("beta", {R}, DType::f32);
   kb.fill(acc, 0.0);
   kb.fill(m, -std::numeric_limits<double>::infinity());
   kb.fill(l, 0.0);
-  kb.forLoop(0, c.splits, 1, {.name = "split"}, [&](Index s) {
-    kb.load(kb.window(Op, {s * rows, 0}, {rows, D}), {r0, 0}, part);
+  kb.forLoop(0, splits, 1, {.name = "split"}, [&](Index s) {
+    kb.load(kb.window(Op, {s * rows, 0}, {rows, D}), {r0, c0}, part);
     kb.load(kb.window(Lp, {s * rows, 0}, {rows, 1}), {r0, 0}, x);
     kb.scale(x, x, log2e);
     kb.max(mNew, m, x);
@@ -955,11 +958,11 @@ static Result<Kernel> buildDecodeCombine(const PagedDecodeConfig &c) {
     kb.convert(m, mNew);
   });
   kb.safeDiv(acc, acc, l);
-  kb.store(acc, O, {r0, 0});
+  kb.store(acc, O, {r0, c0});
   kb.log(x, l);
   kb.scale(m, m, ln2);
   kb.add(x, x, m);
-  kb.store(x, LSE, {r0, 0});
+  kb.store(x, Lout, {r0, 0});
   Kernel kernel = kb.finish();
   if (!kernel.ok())
     return Error{kernel.error()};
@@ -973,7 +976,7 @@ Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   if (c.splits < 1)
     return Error{"paged_decode: splits must be >= 1"};
   if (c.part == PagedDecodeConfig::Part::Combine)
-    return c.splits > 1 ? buildDecodeCombine(c)
+    return c.splits > 1 ? buildSplitKvCombine(pagedDecodeKernelName(c), c.dtype, c.headDim, c.splits, c.waves)
                         : Result<Kernel>(Error{"paged_decode: part=combine needs splits > 1 (one split writes O directly)"});
   const int64_t G = c.heads / c.kvHeads, BM = decodeRows(c), BS = c.blockSize, D = c.headDim;
   const bool split = c.splits > 1;

@@ -8,6 +8,7 @@
 #include "tilec/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -109,5 +110,40 @@ Problem pagedDecodeProblem(const PagedDecodeConfig &config, const std::vector<in
 
 /// The registry entry (`tilec --kernel=paged_decode`).
 KernelInfo pagedDecodeKernelInfo();
+
+/// The split-KV combine (flash-decoding's second kernel), shared by the decode
+/// kernels: arguments O_part [splits*rows, D] f32, LSE_part [splits*rows, 1]
+/// f32 (split s at rows s*rows ..), O [rows, D] of `outType`, LSE [rows, 1]
+/// f32. Row by row, m = max_s lse_s, O = sum_s e^(lse_s - m) O_s / sum_s
+/// e^(lse_s - m), LSE = m + log sum_s e^(lse_s - m), the splits in a fixed
+/// order (deterministic); a split with lse_s = -inf has weight 0. 16 rows per
+/// wave; `columns` > 0 (dividing headDim): a second grid axis over blocks of
+/// that many columns, so that wide rows (MLA's 512) fit the registers.
+Result<Kernel> buildSplitKvCombine(const std::string &name, DType outType, int64_t headDim, int64_t splits, int waves,
+                                   int64_t columns = 0);
+
+// ---- The double-precision reference the attention kernels share.
+
+/// The keys one query row attends to.
+struct RowKeys {
+  int64_t count = 0;
+  std::function<bool(int64_t)> visible;          ///< not masked out
+  std::function<const double *(int64_t)> k, v;   ///< key j's K and V rows
+};
+
+/// How the tolerance of attendRow is derived, printed with every --run.
+extern const char *const kToleranceRule;
+
+/// The unit roundoff of a 16-bit type: 2^-8 (bf16), 2^-11 (f16).
+double unitRoundoff(DType t);
+
+/// One query row of attention in double precision with its derived tolerance
+/// (the rule in Attention.cpp): scores over `D` values of q and k_j, `out` and
+/// `outTol` get `valueDim` values (0: D) of softmax-weighted V; a row that sees
+/// no key gives O = 0, LSE = -inf. `splits`: split-KV partials combined by
+/// LSE. `extraRoundings`: f32 scalings of S or O beyond the kernel's two.
+void attendRow(const double *q, int64_t D, double scale, double uIn, int64_t blockN, const RowKeys &keys,
+               double *out, double *outTol, double &lse, double &lseTol, int64_t splits = 1, int64_t valueDim = 0,
+               int64_t extraRoundings = 0);
 
 } // namespace tilec::kernels

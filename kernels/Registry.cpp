@@ -6,6 +6,7 @@
 #include "elementwise/RmsNorm.h"
 #include "elementwise/SiluAndMul.h"
 #include "elementwise/Softmax.h"
+#include "mla/MlaDecode.h"
 
 namespace tilec::kernels {
 
@@ -15,6 +16,7 @@ const std::vector<KernelInfo> &shippedKernels() {
       attentionKernelInfo(),
       attentionBwdKernelInfo(),
       pagedDecodeKernelInfo(),
+      mlaDecodeKernelInfo(),
       moeKernelInfo(),
       moeGateKernelInfo(),
       moeAlignKernelInfo(),

@@ -94,6 +94,22 @@ def _decode_params(splits, part):
     return p
 
 
+# ---- MLA decode: DeepSeek-V3's absorbed attention over a paged 576-wide latent cache ------------
+MLA = {"batch": 64, "heads": 128, "context": 8192, "block_size": 64}
+MLA_SPLITS = [1, 4]
+
+
+def mla_key(splits, part="attend"):
+    return "mla_decode/h%d/splits%d/%s" % (MLA["heads"], splits, part)
+
+
+def _mla_params(splits, part):
+    p = {"heads": MLA["heads"], "block_size": MLA["block_size"], "seq_k": MLA["context"], "splits": splits}
+    if splits > 1:
+        p["part"] = part
+    return p
+
+
 # ---- MoE layer: gate -> align -> gate_up -> down -> combine ------------------------------------
 MOE = {"experts": 8, "topk": 2, "hidden": 4096, "intermediate": 14336, "renormalize": 1}
 MOE_TOKENS = [16, 4096]
@@ -189,6 +205,9 @@ def compile_jobs():
     for s in DECODE_SPLITS:
         for part in (["attend"] if s == 1 else ["attend", "combine"]):
             add(decode_key(s, part), "paged_decode", _decode_params(s, part), s == 1)
+    for s in MLA_SPLITS:
+        for part in (["attend"] if s == 1 else ["attend", "combine"]):
+            add(mla_key(s, part), "mla_decode", _mla_params(s, part), s == 1)
     for i, cfg in enumerate(MOE_CONFIGS):
         for part in MOE_PARTS:
             add(moe_key(cfg, part), "moe", _moe_params(cfg, part), i == 0)

@@ -87,7 +87,7 @@ def main(args):
     w("")
     w("Ratios are baseline time / tilec time, both measured in the same process (above 1: tilec is faster).")
     w("Every tilec row was verified on the GPU against PyTorch first (`ok`); `rel err` is ||out - ref|| / ||ref||.")
-    for fam in ("gemm", "attention", "paged_decode", "attention_bwd", "moe"):
+    for fam in ("gemm", "attention", "paged_decode", "mla_decode", "attention_bwd", "moe"):
         rows = fams.get(fam)
         if not rows:
             continue

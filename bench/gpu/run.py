@@ -178,6 +178,46 @@ class PagedDecode(Case):
         return name.rstrip("0123456789") if name.startswith(("O_part", "LSE_part")) else name
 
 
+class MlaDecode(Case):
+    """DeepSeek-V3's MLA decode: every query head attends to the one 576-wide
+    latent per token (scores over all 576, values its first 512)."""
+    family = "mla_decode"
+    outputs = ("O", "LSE")
+    scratch = ("O_part", "LSE_part")
+    SPARE_BLOCKS = 3
+    WIDTH, LATENT = 576, 512
+
+    def __init__(self):
+        p = plan.MLA
+        B, H, C, BS = p["batch"], p["heads"], p["context"], p["block_size"]
+        super().__init__("B%d H%d ctx%d latent512+64 bs%d" % (B, H, C, BS))
+        self.B, self.H, self.C, self.BS = B, H, C, BS
+        self.blocks_per_seq = cdiv(C, BS)
+        self.num_blocks = B * self.blocks_per_seq + self.SPARE_BLOCKS
+        W, L = self.WIDTH, self.LATENT
+        self.tensors = {"Q": ((B * H, W), "bf16"), "KV_cache": ((self.num_blocks * BS, W), "bf16"),
+                        "O": ((B * H, L), "bf16"), "LSE": ((B * H, 1), "f32"),
+                        "block_tables": ((B, self.blocks_per_seq), "i32"), "context_lens": ((B,), "i32")}
+        # DeepSeek-V3's softmax scale: 1/sqrt of the query-key head size before absorption (128 + 64).
+        self.scalars = {"softmax_scale": 1.0 / math.sqrt(192)}
+        self.work = {"bytes": 2.0 * B * C * W}   # the latent cache of every context, bf16, read once
+        max_splits = max(plan.MLA_SPLITS)
+        self.tensors["O_part"] = ((max_splits * B * H, L), "f32")
+        self.tensors["LSE_part"] = ((max_splits * B * H, 1), "f32")
+        attend = ["Q", "KV_cache", "O", "LSE", "block_tables", "context_lens", "softmax_scale"]
+        for s in plan.MLA_SPLITS:
+            if s == 1:
+                self.variant("splits1", [(plan.mla_key(1), attend)])
+            else:
+                self.variant("splits%d" % s, [
+                    (plan.mla_key(s, "attend"), ["Q", "KV_cache", "O_part%d" % s, "LSE_part%d" % s,
+                                                 "block_tables", "context_lens", "softmax_scale"]),
+                    (plan.mla_key(s, "combine"), ["O_part%d" % s, "LSE_part%d" % s, "O", "LSE"])])
+                self.tensors["O_part%d" % s] = ((s * B * H, L), "f32")
+                self.tensors["LSE_part%d" % s] = ((s * B * H, 1), "f32")
+                self.views.update({"O_part%d" % s: "O_part", "LSE_part%d" % s: "LSE_part"})
+
+
 class Moe(Case):
     family = "moe"
     outputs = ("out",)
@@ -248,7 +288,7 @@ class Softmax(Case):
             self.variant(plan.norm_config_label(cfg), [(plan.softmax_key(cols, cfg), ["X", "Y"])])
 
 
-FAMILIES = ["gemm", "attention", "paged_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax"]
+FAMILIES = ["gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax"]
 
 
 def all_cases():
@@ -259,6 +299,7 @@ def all_cases():
     cases.append(Attention(plan.ATTN_VARLEN, True, label="varlen %s H%d D%d causal" % (
         "+".join(map(str, plan.ATTN_VARLEN)), a["heads"], a["head_dim"])))
     cases.append(PagedDecode())
+    cases.append(MlaDecode())
     for t in plan.MOE_TOKENS:
         for cfg in plan.MOE_CONFIGS:
             cases.append(Moe(t, cfg))
@@ -273,7 +314,7 @@ def all_cases():
 
 
 def kernel_arg_name(case, name):
-    return PagedDecode.kernel_arg_name(name) if isinstance(case, PagedDecode) else name
+    return PagedDecode.kernel_arg_name(name) if isinstance(case, (PagedDecode, MlaDecode)) else name
 
 
 def poisoned(case):
@@ -422,6 +463,8 @@ def gpu_main(root, args):
             return setup_attention(case, T)
         if isinstance(case, PagedDecode):
             return setup_decode(case, T)
+        if isinstance(case, MlaDecode):
+            return setup_mla(case, T)
         if isinstance(case, Moe):
             return setup_moe(case, T)
         if isinstance(case, AttentionBwd):
@@ -524,6 +567,40 @@ def gpu_main(root, args):
         for label, fn in base.items():
             try:
                 errs[label] = rel_err(fn().reshape(B * H, D), ref["O"])
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        return ref, {"O": 1e-2, "LSE": 1e-4}, base, errs
+
+    def setup_mla(case, T):
+        B, H, C, BS, W, L = case.B, case.H, case.C, case.BS, case.WIDTH, case.LATENT
+        T["Q"].copy_(randn(T["Q"].shape))
+        T["KV_cache"].copy_(randn(T["KV_cache"].shape))
+        perm = torch.randperm(case.num_blocks, device=dev, generator=gen).to(torch.int32)
+        table = perm[:B * case.blocks_per_seq].view(B, case.blocks_per_seq)   # shuffled, 3 spare blocks unused
+        T["block_tables"].copy_(table)
+        T["context_lens"].fill_(C)
+        # The latent cache gathered contiguous: [B, C, 576]; V is its first 512 columns.
+        Kc = T["KV_cache"].view(case.num_blocks, BS, W)[table.long()].reshape(B, -1, W)[:, :C].contiguous()
+        Vc = Kc[..., :L]
+        q = T["Q"].view(B, H, W)
+        scale = case.scalars["softmax_scale"]
+        o, lse = attention_reference(q, Kc, Vc, False, scale)   # [B, H, 512], [B, H]
+        ref = {"O": o.reshape(B * H, L), "LSE": lse.reshape(B * H, 1)}
+
+        def matmuls():   # the absorbed MLA as PyTorch writes it: bf16 products, f32 softmax
+            s = torch.matmul(q, Kc.transpose(1, 2)).float() * scale
+            return torch.matmul(torch.softmax(s, dim=-1).to(torch.bfloat16), Vc)
+        qh, kh, vh = q.view(B, H, 1, W), Kc.view(B, 1, C, W), Vc.view(B, 1, C, L)
+        base = {
+            "torch_matmul": matmuls,
+            # SDPA with the latent as one KV head shared by all query heads
+            # (its flash and cuDNN kernels refuse 576-wide heads; it picks what runs).
+            "sdpa_gqa": lambda: F.scaled_dot_product_attention(qh, kh, vh, scale=scale, enable_gqa=True),
+        }
+        errs = {}
+        for label, fn in base.items():
+            try:
+                errs[label] = rel_err(fn().reshape(B * H, L), ref["O"])
             except Exception as e:
                 errs[label] = "error: %s" % e
         return ref, {"O": 1e-2, "LSE": 1e-4}, base, errs

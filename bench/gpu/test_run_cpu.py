@@ -26,6 +26,7 @@ plan.GEMM_SHAPES = [(64, 48, 40), (16, 40, 24)]
 plan.ATTN.update(batch=2, seq=40, head_dim=32)
 plan.ATTN_VARLEN = [40, 17, 9]
 plan.DECODE.update(batch=3, heads=4, kv_heads=2, context=40, head_dim=32, block_size=16)
+plan.MLA.update(batch=3, context=70)   # 128 heads and 64-token blocks: the bundle's kernels
 plan.MOE.update(experts=4, topk=2, hidden=32, intermediate=48)
 plan.MOE_TOKENS = [7]
 plan.BWD.update(batch=2, seq=33, head_dim=32)
@@ -54,7 +55,7 @@ run.main()
 rows = json.load(open(out))["rows"]
 failures, checked = [], 0
 families = {r["family"] for r in rows}
-for fam in ("gemm", "attention", "paged_decode", "moe", "attention_bwd"):
+for fam in ("gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd"):
     if fam not in families:
         failures.append("no row of " + fam)
 for r in rows:

@@ -275,6 +275,7 @@ namespace tilec::bench {
 void registerAttentionModels();  // AttentionModelBench.cpp
 void registerMoeModels();        // MoeModelBench.cpp
 void registerAsmModels();        // AsmModelBench.cpp
+void registerMlaModels();        // MlaModelBench.cpp
 } // namespace tilec::bench
 
 int main(int argc, char **argv) {
@@ -282,6 +283,7 @@ int main(int argc, char **argv) {
   tilec::bench::registerAttentionModels();
   tilec::bench::registerMoeModels();
   tilec::bench::registerAsmModels();
+  tilec::bench::registerMlaModels();
   for (const char *arch : kTargets)
     for (const auto &size : kSizes) {
       std::string suffix = std::string("/gemm/") + arch + "/" + sizeName(size);

@@ -59,6 +59,7 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
       {"attention_bwd", {{"dtype", {"bf16", "f16"}}, {"part", {"fwd", "dq", "dkdv"}}}},
       // splits > 1 gives the split-KV attend kernel and the combine kernel.
       {"paged_decode", {{"dtype", {"bf16", "f16"}}, {"splits", {"1", "4"}}, {"part", {"attend", "combine"}}}},
+      {"mla_decode", {{"kv_dtype", {"bf16", "fp8"}}, {"splits", {"1", "4"}}, {"part", {"attend", "combine"}}}},
       {"moe", {{"dtype", {"bf16", "f16"}}, {"part", {"gate", "align", "gate_up", "down", "combine"}}}},
       {"moe_gate", {{"dtype", {"bf16", "f16", "f32"}}}},
       {"moe_align", {}},
@@ -67,10 +68,14 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
   return axes;
 }
 
-/// fp8 and bf8 (e4m3fnuz, e5m2fnuz) multiply on gfx942 only.
+/// fp8 and bf8 (e4m3fnuz, e5m2fnuz) operands and caches are gfx942's only.
 bool targetMultiplies(const std::string &arch, const kernels::KernelParams &params) {
-  auto dtype = params.find("dtype");
-  return arch == "gfx942" || dtype == params.end() || (dtype->second != "fp8" && dtype->second != "bf8");
+  for (const char *key : {"dtype", "kv_dtype"}) {
+    auto dtype = params.find(key);
+    if (arch != "gfx942" && dtype != params.end() && (dtype->second == "fp8" || dtype->second == "bf8"))
+      return false;
+  }
+  return true;
 }
 
 std::vector<Variant> allVariants() {
@@ -90,7 +95,7 @@ std::vector<Variant> allVariants() {
       }
       for (const kernels::KernelParams &p : combos) {
         // The combine kernel exists with split-KV only.
-        if (kernel == "paged_decode" && p.at("splits") == "1" && p.at("part") == "combine")
+        if ((kernel == "paged_decode" || kernel == "mla_decode") && p.at("splits") == "1" && p.at("part") == "combine")
           continue;
         if (targetMultiplies(target.arch, p))
           out.push_back({kernel, target.arch, p});
@@ -154,7 +159,8 @@ TEST_P(ShippedKernelIsa, ChecksPass) {
     EXPECT_GT(ck.report.occupancy, 0) << ck.name;
     const auto part = v.params.find("part");
     const bool reduction = part != v.params.end() && part->second == "combine";
-    if ((v.kernel == "gemm" || v.kernel.rfind("attention", 0) == 0 || v.kernel == "paged_decode") && !reduction)
+    if ((v.kernel == "gemm" || v.kernel.rfind("attention", 0) == 0 || v.kernel == "paged_decode" ||
+         v.kernel == "mla_decode") && !reduction)
       EXPECT_GT(ck.report.matrixInstructions, 0) << ck.name << " has no mma.sync";
     return;
   }

@@ -89,6 +89,22 @@ KernelParams pagedDecodeParams(Rng &rng, const std::string &) {
   return p;
 }
 
+KernelParams mlaDecodeParams(Rng &rng, const std::string &arch) {
+  KernelParams p;
+  const bool heads32 = pick(rng, {false, true});
+  p["heads"] = heads32 ? "32" : "16";
+  // Every target's default key step (up to 64 tokens; 32 with 32 heads) divides the block.
+  p["block_size"] = heads32 ? pick(rng, {"32", "64"}) : "64";
+  p["batch"] = std::to_string(uniform(rng, 1, 3));
+  p["seq_k"] = std::to_string(uniform(rng, 1, 150));
+  p["splits"] = pick(rng, {"1", "1", "2", "5"});
+  if (arch == "gfx942" && pick(rng, {false, true})) {
+    p["kv_dtype"] = "fp8";
+    p["kv_scale"] = pick(rng, {"0.25", "3"});
+  }
+  return p;
+}
+
 KernelParams moeGateParams(Rng &rng, const std::string &) {
   int64_t experts = pick<int64_t>(rng, {1, 3, 8, 20, 64});
   return {{"tokens", std::to_string(uniform(rng, 1, 200))},
@@ -130,6 +146,7 @@ const std::map<std::string, Generator> &generators() {
       {"attention", attentionParams},
       {"attention_bwd", attentionBwdParams},
       {"paged_decode", pagedDecodeParams},
+      {"mla_decode", mlaDecodeParams},
       {"moe_gate", moeGateParams},
       {"moe_experts", moeExpertsParams},
       {"moe_align", moeAlignParams},
