@@ -52,7 +52,8 @@ std::string gemmKernelName(const GemmConfig &c) {
          (c.groupM > 1 ? "_g" + std::to_string(c.groupM) : "") + (c.xcds > 1 ? "_x" + std::to_string(c.xcds) : "") +
          (c.schedule.pingPong ? "_pingpong" : "") + (c.schedule.interleave ? "_interleave" : "") +
          (c.schedule.setprio ? "_setprio" : "") +
-         (dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn) : "");
+         (dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn) : "") +
+         (c.instr == dsl::MatrixScope::Warp ? "_warpmma" : c.instr == dsl::MatrixScope::Warpgroup ? "_wgmma" : "");
 }
 
 int64_t gemmLdsBytes(const GemmConfig &c) {
@@ -101,7 +102,7 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
     Index k = kt * BK;
     kb.load(A, {row, k}, a); // a[BM,BK] = A[row:row+BM, k:k+BK]  (global -> LDS)
     kb.load(B, {k, col}, b); // b[BK,BN] = B[k:k+BK, col:col+BN]  (global -> LDS)
-    kb.gemm(a, b, acc);
+    kb.gemm(a, b, acc, {.scope = config.instr});
   });
 
   // ---- fp8/bf8: acc[BM,BN] = scale_b * (scale_a * acc)       (one f32 multiply each)
@@ -141,6 +142,9 @@ KernelInfo gemmKernelInfo() {
       {"group_m", "1", "tile order: groups of this many tile rows share L2 (1: grid order)"},
       {"xcds", "1", "tile order: chiplets workgroups are dispatched over round-robin (gfx942: 8; 1: off)"},
       {"lds_layout", "auto", "LDS layout of the A/B tiles: auto (the compiler's) | naive (row-major)"},
+      {"instr", "auto",
+       "matrix instructions: auto (the compiler's: sm_90a wgmma where the tile allows) | mma (wave-level: "
+       "mma.sync, MFMA, WMMA) | wgmma (sm_90a warpgroup wgmma, an error where the tile does not allow it)"},
       {"schedule", "none",
        "wavefront schedule of the k loop: none | interleave | setprio | interleave+setprio | pingpong | "
        "pingpong+interleave+setprio (pingpong: even waves, stages >= 3)"},
@@ -166,6 +170,8 @@ KernelInfo gemmKernelInfo() {
     c.xcds = p.integer("xcds", 1, 64);
     c.ldsLayout = p.choice("lds_layout", {"auto", "naive"}) == "naive" ? GemmConfig::LdsLayoutChoice::Naive
                                                                        : GemmConfig::LdsLayoutChoice::Auto;
+    const std::string instr = p.choice("instr", {"auto", "mma", "wgmma"});
+    c.instr = instr == "mma" ? dsl::MatrixScope::Warp : instr == "wgmma" ? dsl::MatrixScope::Warpgroup : dsl::MatrixScope::Auto;
     const std::string sched = p.choice("schedule", {"none", "interleave", "setprio", "interleave+setprio",
                                                     "pingpong", "pingpong+interleave+setprio"});
     c.schedule.interleave = sched.find("interleave") != std::string::npos;

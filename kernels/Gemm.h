@@ -37,6 +37,9 @@ struct GemmConfig {
   /// global load. Launches refuse tensors that break it.
   int64_t divisibilityK = 0;
   int64_t divisibilityN = 0;
+  /// Matrix instructions: the compiler's choice (sm_90a: warpgroup wgmma where
+  /// the tile allows), wave-level only (mma.sync, for comparison) or wgmma only.
+  dsl::MatrixScope instr = dsl::MatrixScope::Auto;
 };
 
 /// The divisibility a GEMM kernel for K (or N) = `extent` may assume: the

@@ -11,11 +11,13 @@ ARCH = "sm_90a"
 # ---- GEMM: C[M,N] (bf16) = A[M,K] @ B[K,N], A and B row-major bf16 ---------------------
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4097, 4097, 4097), (4095, 4095, 4095),
                (1000, 1000, 777), (16, 4096, 4096), (4096, 14336, 4096)]
-# "block_m block_n block_k waves stages group_m"; skinny ones for M <= 64. The
-# first is the NVIDIA default (kernels/Gemm.cpp); the others are what the
-# tuner would weigh it against.
+# "block_m block_n block_k waves stages group_m [instr]"; skinny ones for M <= 64.
+# The first is the NVIDIA default (kernels/Gemm.cpp; sm_90a picks warpgroup
+# wgmma for these tiles); the others are what the tuner would weigh it
+# against, and "mma" ones the warp-level mma.sync path for comparison.
 GEMM_BIG = ["128 128 64 8 3 8", "128 128 32 8 3 1", "128 128 32 8 4 1", "128 256 32 8 3 1", "128 256 32 8 3 8",
-            "128 256 64 8 3 8", "256 128 32 8 3 1", "64 128 32 4 4 1"]
+            "128 256 64 8 3 8", "256 128 32 8 3 1", "64 128 32 4 4 1", "128 256 64 8 4 8", "256 128 64 8 3 8",
+            "128 128 64 8 3 8 mma", "128 256 64 8 3 8 mma"]
 GEMM_SKINNY = ["16 64 64 4 4 1", "16 64 128 4 4 1", "16 32 128 2 4 1", "32 64 64 4 4 1", "16 128 64 4 4 1"]
 GEMM_SKINNY_MAX_M = 64
 
@@ -39,9 +41,9 @@ def gemm_key(m, n, k, config):
 
 
 def _gemm_params(m, n, k, config):
-    bm, bn, bk, w, st, gm = config.split()
+    bm, bn, bk, w, st, gm, *instr = config.split()
     return {"M": m, "N": n, "K": k, "out": "bf16", "block_m": bm, "block_n": bn, "block_k": bk, "waves": w,
-            "stages": st, "group_m": gm}
+            "stages": st, "group_m": gm, "instr": instr[0] if instr else "auto"}
 
 
 # ---- Attention forward: packed [total, heads * D] layout -------------------------------------

@@ -104,6 +104,8 @@ FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
       shape = "Wmma16x16x16";
     else if (mi.family == MatrixFamily::MMA && sixteenBit && mi.m == 16 && mi.n == 8 && mi.k == 16)
       shape = "Mma16x8x16";
+    else if (mi.family == MatrixFamily::WGMMA && sixteenBit && mi.m == 64 && mi.k == 16)
+      return std::string(llvm::formatv("tl::Wgmma64xNx16<{0}, {1}>", in, mi.n));
     if (in && shape)
       return std::string(llvm::formatv("tl::{0}<{1}>", shape, in));
     return at->emitOpError() << "matrix instruction " << instrName
@@ -328,9 +330,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
           const int64_t writeVec = accessWidth(a, pattr::kWriteVec), readVec = accessWidth(a, pattr::kReadVec);
           if (sw && sw.size() == 3)
             swizzle = llvm::formatv(", {0}, {1}, {2}", sw[0], sw[1], sw[2]).str();
-          if (writeVec > 1 || readVec > 1)
+          auto colBlock = a->getAttrOfType<IntegerAttr>(pattr::kColBlock);
+          if (writeVec > 1 || readVec > 1 || colBlock)
             swizzle = (swizzle.empty() ? std::string(", 1, 1, 1") : swizzle) +
                       llvm::formatv(", {0}, {1}", writeVec, readVec).str();
+          if (colBlock)
+            swizzle += llvm::formatv(", {0}", colBlock.getInt()).str();
           line() << "const tl::Lds<" << *ct << ", " << t.rows() << ", " << t.cols() << ", "
                  << rs.getInt() << swizzle << "> " << n << "{(" << *ct << " *)(tl_lds + " << off.getInt()
                  << ")};  // " << a.displayName() << "\n";

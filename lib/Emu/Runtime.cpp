@@ -3,6 +3,7 @@
 // and the checkers. The model is documented in Emulator.h.
 #include "Emu/Runtime.h"
 #include "Target/Float8.h"
+#include "Emu/Wgmma.h"
 #include "Target/LdsBanks.h"
 
 #include <boost/context/detail/fcontext.hpp>
@@ -43,6 +44,16 @@ struct AsyncCopy {
 };
 using CopyGroup = std::vector<AsyncCopy>;
 
+/// A wgmma.mma_async of one lane, issued and not yet retired by wgmma_wait:
+/// its operands, its accumulator input and the result computed at issue.
+struct PendingWgmma {
+  float *d;
+  int type, n, mnMajorB;
+  uint64_t descA, descB;
+  std::vector<float> c, result;
+};
+using WgmmaGroup = std::vector<PendingWgmma>;
+
 struct Lane {
   bctx::fcontext_t ctx = nullptr;
   LaneState state = LaneState::Runnable;
@@ -55,6 +66,9 @@ struct Lane {
   int ldsSeq = 0;  ///< LDS accesses since the wave's last convergence point
   CopyGroup openCopies;               ///< issued since the last async_commit
   std::deque<CopyGroup> copyGroups;   ///< committed, not yet performed; oldest first
+  WgmmaGroup openWgmma;               ///< issued since the last wgmma_commit
+  std::deque<WgmmaGroup> wgmmaGroups; ///< committed, not yet retired; oldest first
+  bool accTouchedSinceFence = false;  ///< a wgmma accumulator was accessed since the last wgmma_fence
 };
 
 using LdsAccess = tilec::LdsLaneAccess;
@@ -144,12 +158,14 @@ void yieldToScheduler(Worker *w) {
 }
 
 void performAllCopies(Worker &w);
+void retireAllWgmma(Worker &w);
 
 void laneMain(bctx::transfer_t t) {
   Worker *w = tWorker;
   w->sched = t.fctx;
   w->job->entry(w->job->args);
   performAllCopies(*w);
+  retireAllWgmma(*w);
   w->cur->state = LaneState::Done;
   yieldToScheduler(w);  // never resumed
   __builtin_unreachable();
@@ -719,9 +735,211 @@ void abiMatrix(int op, const void *a, const void *b, const void *c, void *d) {
   yieldToScheduler(w);
 }
 
-const tl_emu_abi kAbi = {TL_EMU_ABI_VERSION, abiThreadId, abiBlockId, abiLaneId,   abiBarrier,
+// --- warpgroup matrix instructions (wgmma, tilec_hw_cuda.h) -------------------------------
+//
+// Each lane computes its own n / 2 accumulator elements when it issues the
+// instruction: A's two rows and B's n / 4 columns it needs, read from LDS at
+// the addresses the descriptors give (Wgmma.h), through the race, initialized
+// and pending-copy checkers as reads of the lane's wave. The result is written
+// to the accumulator registers when wgmma_wait retires the group; until then
+// any access to them is reported, and the operands are read again at that
+// point: bytes that changed in between are reported as a race (the hardware
+// may read them at any time until the wait). A wgmma on an accumulator that a
+// wgmma in flight writes takes that result as its input (the hardware chains
+// them in order). Not modelled: that the 4 warps issue with equal descriptors,
+// and the proxy fence (fence_proxy_async is a no-op).
+
+/// The shared-window address of p: its offset in the LDS.
+unsigned abiLdsAddress(const void *p) {
+  Worker *w = tWorker;
+  if (!inLds(*w, p, 1)) {
+    ++w->oob;
+    w->shared->message(OutOfBounds, [&] { return std::string("out-of-bounds: " + w->where(*w->cur) + ": shared-window address of " +
+                                        hex((uintptr_t)p) + ", which is outside the kernel's LDS"); });
+    return 0;
+  }
+  return (unsigned)((const uint8_t *)p - w->ldsBase);
+}
+
+void reportInvalidWgmma(Worker &w, const std::string &why) {
+  w.invalid += 1;
+  w.shared->message(Invalid, [&] { return std::string("invalid instruction: " + w.where(*w.cur) + ": wgmma.mma_async: " + why); });
+}
+
+/// out = A * B + c for lane `l` (0..127) of the warpgroup; with `check`, the
+/// LDS reads go through the checkers. False (reported) when an operand cannot
+/// be read.
+bool computeWgmma(Worker &w, const PendingWgmma &p, int l, std::vector<float> &out, bool check) {
+  const MatrixDescriptor da = MatrixDescriptor::decode(p.descA), db = MatrixDescriptor::decode(p.descB);
+  for (const MatrixDescriptor *d : {&da, &db})
+    if (std::string why = d->unsupported(); !why.empty()) {
+      if (check)
+        reportInvalidWgmma(w, (d == &da ? "A's descriptor: " : "B's descriptor: ") + why);
+      return false;
+    }
+  bool ok = true;
+  auto element = [&](const MatrixDescriptor &d, bool mnMajor, int mn, int k) -> double {
+    const uint32_t off = wgmmaOperandAddress(d, mnMajor, mn, k, 2);
+    if (off % 2 || (size_t)off + 2 > w.ldsSize) {
+      if (check && ok) {
+        ++w.oob;
+        w.shared->message(OutOfBounds, [&] { return std::string("out-of-bounds: " + w.where(*w.cur) + ": wgmma operand element at shared-window address " +
+                                           std::to_string(off) + " is outside the kernel's LDS or misaligned"); });
+      }
+      ok = false;
+      return 0.0;
+    }
+    if (check) {
+      checkRace(w, off, 2, false);
+      checkInitialized(w, off, 2, false);
+      checkPendingCopies(w, off, 2, false);
+    }
+    uint16_t bits;
+    memcpy(&bits, w.ldsBase + off, 2);
+    if (p.type == 1) {
+      _Float16 h;
+      memcpy(&h, &bits, 2);
+      return (double)h;
+    }
+    const uint32_t f32 = (uint32_t)bits << 16;
+    float f;
+    memcpy(&f, &f32, 4);
+    return f;
+  };
+  // Rows of A this lane's elements lie in (r / 2 % 2 = 0, 1), columns of B (r / 4, r % 2).
+  double a[2][16], b[128][16];
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 16; ++k)
+      a[h][k] = element(da, false, wgmmaRow(l, 2 * h), k);
+  for (int j = 0; j < p.n / 4; ++j)
+    for (int k = 0; k < 16; ++k)
+      b[j][k] = element(db, p.mnMajorB != 0, wgmmaCol(l, 4 * (j / 2) + j % 2), k);
+  // Products of bf16/f16 values are exact in double; the dot product is summed
+  // in double and added to C with one rounding to f32 (as for mma.sync).
+  out.resize(p.n / 2);
+  for (int r = 0; r < p.n / 2; ++r) {
+    const int h = r / 2 % 2, j = 2 * (r / 4) + r % 2;
+    double sum = 0;
+    for (int k = 0; k < 16; ++k)
+      sum += a[h][k] * b[j][k];
+    out[r] = (float)(p.c[r] + sum);
+  }
+  return ok;
+}
+
+/// The newest wgmma in flight on this lane that writes d, or nullptr.
+const PendingWgmma *wgmmaWriting(const Lane &lane, const float *d) {
+  for (auto it = lane.openWgmma.rbegin(); it != lane.openWgmma.rend(); ++it)
+    if (it->d == d)
+      return &*it;
+  for (auto g = lane.wgmmaGroups.rbegin(); g != lane.wgmmaGroups.rend(); ++g)
+    for (auto it = g->rbegin(); it != g->rend(); ++it)
+      if (it->d == d)
+        return &*it;
+  return nullptr;
+}
+
+void abiWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigned long long descB, float *d, int scaleD) {
+  Worker *w = tWorker;
+  Lane &lane = *w->cur;
+  ++w->laneInstr;
+  if (w->job->waveSize != 32 || w->job->config.threadsPerBlock % 128 != 0) {
+    reportInvalidWgmma(*w, "needs warps of 32 lanes in whole warpgroups of 4 (block of " +
+                               std::to_string(w->job->config.threadsPerBlock) + " threads)");
+    return;
+  }
+  if ((type != 0 && type != 1) || n < 8 || n > 256 || n % 8) {
+    reportInvalidWgmma(*w, "m64n" + std::to_string(n) + "k16 with operand type " + std::to_string(type) + " does not exist");
+    return;
+  }
+  if (lane.accTouchedSinceFence)
+    reportInvalidWgmma(*w, "issued after an access to accumulator registers with no wgmma.fence in between "
+                           "(PTX ISA: wgmma.fence orders register accesses before wgmma.mma_async)");
+  PendingWgmma p{d, type, n, mnMajorB, descA, descB, {}, {}};
+  p.c.assign(n / 2, 0.0f);
+  if (scaleD) {
+    if (const PendingWgmma *prev = wgmmaWriting(lane, d))
+      p.c = prev->result;
+    else
+      memcpy(p.c.data(), d, (size_t)n / 2 * 4);
+  }
+  if (!computeWgmma(*w, p, lane.tid % 128, p.result, true))
+    p.result.assign(n / 2, 0.0f);
+  lane.openWgmma.push_back(std::move(p));
+}
+
+void abiWgmmaFence() {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  w->cur->accTouchedSinceFence = false;
+}
+
+void abiWgmmaCommit() {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  Lane &lane = *w->cur;
+  lane.wgmmaGroups.push_back(std::move(lane.openWgmma));
+  lane.openWgmma.clear();
+}
+
+/// Writes the results of this lane's oldest committed group.
+void retireOldestWgmmaGroup(Worker &w) {
+  Lane &lane = *w.cur;
+  for (const PendingWgmma &p : lane.wgmmaGroups.front()) {
+    std::vector<float> again;
+    if (computeWgmma(w, p, lane.tid % 128, again, false) &&
+        memcmp(again.data(), p.result.data(), again.size() * 4) != 0) {
+      ++w.races;
+      w.shared->message(Race, [&] {
+        return std::string("LDS race: " + w.where(lane) + ": the shared-memory operands of a wgmma.mma_async changed "
+                           "before wgmma.wait_group retired it (the hardware may read them until then)");
+      });
+    }
+    memcpy(p.d, p.result.data(), p.result.size() * 4);
+  }
+  lane.wgmmaGroups.pop_front();
+}
+
+/// wgmma.wait_group n: retires the oldest groups until at most n are in flight.
+void abiWgmmaWait(int n) {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  while (w->cur->wgmmaGroups.size() > (size_t)std::max(n, 0))
+    retireOldestWgmmaGroup(*w);
+}
+
+void abiWgmmaTouch(const float *p) {
+  Worker *w = tWorker;
+  Lane &lane = *w->cur;
+  auto writes = [&](const PendingWgmma &q) { return p >= q.d && p < q.d + q.n / 2; };
+  bool inFlight = std::any_of(lane.openWgmma.begin(), lane.openWgmma.end(), writes);
+  for (const WgmmaGroup &g : lane.wgmmaGroups)
+    inFlight |= std::any_of(g.begin(), g.end(), writes);
+  if (inFlight) {
+    ++w->races;
+    w->shared->message(Race, [&] {
+      return std::string("register race: " + w->where(lane) +
+                         ": access to an accumulator register that a wgmma.mma_async in flight writes "
+                         "(before wgmma.wait_group retired it)");
+    });
+  }
+  lane.accTouchedSinceFence = true;
+}
+
+/// A returning lane with wgmma in flight: reported (its registers die with it).
+void retireAllWgmma(Worker &w) {
+  Lane &lane = *w.cur;
+  if (lane.openWgmma.empty() && lane.wgmmaGroups.empty())
+    return;
+  reportInvalidWgmma(w, "the thread returned with wgmma.mma_async in flight (no wgmma.wait_group retired it)");
+  lane.openWgmma.clear();
+  lane.wgmmaGroups.clear();
+}
+
+const tl_emu_abi kAbi = {TL_EMU_ABI_VERSION, abiThreadId,   abiBlockId,     abiLaneId,    abiBarrier,
                          abiBufferLoad,      abiBufferStore, abiBufferLoadVec, abiLdsAccess, abiBpermute,
-                         abiMatrix,          abiCopyAsync,   abiAsyncCommit,   abiAsyncWait};
+                         abiMatrix,          abiCopyAsync,   abiAsyncCommit, abiAsyncWait, abiLdsAddress,
+                         abiWgmma,           abiWgmmaFence,  abiWgmmaCommit, abiWgmmaWait, abiWgmmaTouch};
 
 // --- workgroups ------------------------------------------------------------------------
 

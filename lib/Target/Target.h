@@ -20,8 +20,12 @@ std::optional<ElemType> parseElemType(std::string_view s);
 int elemTypeBytes(ElemType t);
 
 /// MFMA: AMD CDNA (wave64); WMMA: AMD RDNA 3 (wave32); MMA: NVIDIA's warp-level
-/// `mma.sync` (warp of 32, PTX ISA "Matrix Fragments for mma.m16n8k16").
-enum class MatrixFamily { MFMA, WMMA, MMA };
+/// `mma.sync` (warp of 32, PTX ISA "Matrix Fragments for mma.m16n8k16");
+/// WGMMA: NVIDIA's warpgroup-level `wgmma.mma_async` (sm_90a: 4 warps issue
+/// it together; A and B are read from shared memory through 64-bit matrix
+/// descriptors, so no lane holds operand elements; PTX ISA "Asynchronous
+/// Warpgroup Level Matrix Multiply-Accumulate").
+enum class MatrixFamily { MFMA, WMMA, MMA, WGMMA };
 
 /// Which vendor's hardware layer, compiler and runtime a target uses.
 enum class Vendor { AMD, NVIDIA };
@@ -40,7 +44,11 @@ struct MatrixInstr {
   ElemType accType;
   int kPerLane;
   int accPerLane;
-  int cycles;           ///< issue cycles (docs/hardware.md section 1)
+  int cycles;           ///< issue cycles (docs/hardware.md section 1); WGMMA: SM cycles of one warpgroup instruction
+  /// Waves that issue one instruction together: 1, or 4 for a warpgroup
+  /// (WGMMA). The accumulator layout's lane `l` then counts over all of them
+  /// (0..127), and wave grids tile C over groups of `waves` waves.
+  int waves = 1;
 
   // Register layouts as data (docs/hardware.md sections 1-2), lane l of the
   // instruction's wave. B uses A's formulas with m replaced by n.
@@ -54,12 +62,21 @@ struct MatrixInstr {
   int dRow(int l, int r) const {
     if (family == MatrixFamily::MMA)
       return l / 4 + 8 * (r / 2);
+    if (family == MatrixFamily::WGMMA)  // warp l/32 holds rows 16(l/32).., as mma.m16n8 per 8 columns
+      return 16 * (l / 32) + (l % 32) / 4 + 8 * ((r / 2) % 2);
     if (family == MatrixFamily::WMMA)
       return 2 * r + l / 16;
     return m == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r;
   }
   /// Column of D in accumulator element `r` of lane `l`.
-  int dCol(int l, int r) const { return family == MatrixFamily::MMA ? 2 * (l % 4) + r % 2 : l % n; }
+  int dCol(int l, int r) const {
+    if (family == MatrixFamily::WGMMA)
+      return 8 * (r / 4) + 2 * (l % 4) + r % 2;
+    return family == MatrixFamily::MMA ? 2 * (l % 4) + r % 2 : l % n;
+  }
+  /// Whether A and B come from shared memory through descriptors (WGMMA)
+  /// rather than from registers.
+  bool operandsInSharedMemory() const { return family == MatrixFamily::WGMMA; }
 
   // Operand layouts of A (`b` false: element r of lane l is A[mn][k]) and B
   // (`b` true: B[k][mn]), for every family. AMD's B uses A's formulas with m
@@ -113,8 +130,11 @@ struct TargetInfo {
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).
   int occupancy(int vgpr, int agpr, long ldsBytes, int wavesPerWorkgroup) const;
 
-  /// Matrix instructions that multiply `t` (in preference order: larger tiles first).
+  /// Wave-level matrix instructions that multiply `t` (in preference order:
+  /// larger tiles first). Warpgroup instructions are not among them.
   std::vector<const MatrixInstr *> instrsFor(ElemType t) const;
+  /// Warpgroup matrix instructions (WGMMA) that multiply `t`, larger N first.
+  std::vector<const MatrixInstr *> warpgroupInstrsFor(ElemType t) const;
   /// The instruction called `name` (ISA mnemonic), or nullptr.
   const MatrixInstr *findInstr(std::string_view name) const;
 };

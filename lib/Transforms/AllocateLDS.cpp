@@ -29,15 +29,19 @@ constexpr int64_t kMaxRowPadBytes = 128;
 /// apart, columns permuted per row by an XOR swizzle on groups of `vec`
 /// elements (docs/hardware.md section 3):
 ///   col' = ((col / vec) ^ ((row / perPhase) % maxPhase)) * vec + col % vec.
-/// maxPhase = 1 is no swizzle.
+/// maxPhase = 1 is no swizzle. colBlock > 0: the columns are stored in
+/// blocks of colBlock (= stride), blockElems apart (wgmma's MN-major operands).
 struct LdsLayout {
   int64_t stride;
   int64_t vec = 1, perPhase = 1, maxPhase = 1;
+  int64_t colBlock = 0, blockElems = 0;
   int64_t index(int64_t row, int64_t col) const {
-    int64_t c = ((col / vec) ^ ((row / perPhase) % maxPhase)) * vec + col % vec;
-    return row * stride + c;
+    const int64_t block = colBlock > 0 ? col / colBlock : 0, within = colBlock > 0 ? col % colBlock : col;
+    int64_t c = ((within / vec) ^ ((row / perPhase) % maxPhase)) * vec + within % vec;
+    return block * blockElems + row * stride + c;
   }
 };
+
 
 /// An LDS tile's value and the views of its buffers (tile.view).
 SmallVector<Value> tileAndViews(tile::AllocOp a) {
@@ -47,6 +51,42 @@ SmallVector<Value> tileAndViews(tile::AllocOp a) {
       values.push_back(v.getResult());
   return values;
 }
+
+/// The canonical swizzled layout wgmma reads tile `t` in (tilec_tiles.h
+/// wgmma_layout): rows of S bytes, the 16-byte chunks XORed with the row's
+/// place in a 1024-byte group. A and B given as N x K (k along a row) have one
+/// row of S = their k tile's bytes; B given as K x N (n along a row) is
+/// stored in column blocks of S = 128 bytes. nullopt when no warpgroup
+/// instruction reads `a` or the shape has no such layout.
+std::optional<LdsLayout> wgmmaLayout(tile::AllocOp a, const TargetInfo &target, int64_t elemBytes) {
+  tile::TileType t = a.getType();
+  for (Value v : tileAndViews(a))
+    for (Operation *u : v.getUsers()) {
+      auto g = dyn_cast<tile::GemmOp>(u);
+      auto instrName = g ? g->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
+      const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
+      if (!mi || !mi->operandsInSharedMemory() || !(g.getA() == v || g.getB() == v))
+        continue;
+      const bool kAlongRows = g.getB() == v && !g.getTransposeB();
+      const int64_t rowBytes = kAlongRows ? 128 : t.cols() * elemBytes;
+      if (rowBytes != 32 && rowBytes != 64 && rowBytes != 128)
+        return std::nullopt;
+      const int64_t stride = rowBytes / elemBytes;
+      LdsLayout l{stride, 16 / elemBytes, 128 / rowBytes, rowBytes / 16};
+      if (kAlongRows && t.cols() > stride) {
+        if (t.cols() % stride)
+          return std::nullopt;
+        l.colBlock = stride;
+        l.blockElems = t.rows() * stride;
+      }
+      return l;
+    }
+  return std::nullopt;
+}
+
+/// The alignment wgmma's swizzled layouts need: the XOR pattern repeats every
+/// 1024 bytes of the shared window.
+constexpr int64_t kWgmmaAlign = 1024;
 
 /// Elements per access of a tile's LDS traffic (the prelude's Lds WriteVec
 /// and ReadVec, and the loads' run length).
@@ -130,8 +170,8 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
     auto instrName = g->getAttrOfType<StringAttr>(pattr::kInstr);
     auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
     const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
-    if (!mi || !grid)
-      continue;
+    if (!mi || !grid || mi->operandsInSharedMemory())
+      continue;  // wgmma reads its operands itself, no lane instructions
     auto c = cast<tile::TileType>(g.getC().getType());
     const int64_t wm = grid[0], wn = grid[1], wtm = c.rows() / wm, wtn = c.cols() / wn;
     const int64_t kTile = cast<tile::TileType>(g.getA().getType()).cols();
@@ -240,8 +280,8 @@ int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elem
       auto g = dyn_cast<tile::GemmOp>(u);
       auto instrName = g ? g->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
       const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
-      if (!mi || !(g.getA() == v || g.getB() == v))
-        continue;
+      if (!mi || mi->operandsInSharedMemory() || !(g.getA() == v || g.getB() == v))
+        continue;  // (wgmma reads its operands itself)
       // mma.sync reads its 16-bit operands with ldmatrix: rows of 16 bytes,
       // either operand in either orientation (.trans).
       if (mi->family == MatrixFamily::MMA) {
@@ -304,7 +344,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
     struct Block {
       Operation *op;
       std::string name;
-      int64_t bytes, first, last, offset = 0;
+      int64_t bytes, first, last, offset = 0, align = kAlign;
     };
     std::vector<Block> blocks;
     bool badLayout = false;
@@ -333,7 +373,10 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       const int64_t run = t.getRank() == 2 ? tileLoadRun(a, elemBytes) : 1;
       const AccessWidths limits{run, run, t.getRank() == 2 ? operandReadLimit(a, *target, elemBytes) : 1};
       std::optional<LdsCost> best;  // the chosen layout's cost, when the search chose it
-      if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride)) {
+      const std::optional<LdsLayout> forWgmma = t.getRank() == 2 ? wgmmaLayout(a, *target, elemBytes) : std::nullopt;
+      if (forWgmma) {
+        layout = *forWgmma;  // the only layout wgmma reads (its cp.async writes are conflict-free in it)
+      } else if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride)) {
         layout.stride = given.getInt();  // the user's layout
         if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3) {
           if (sw[0] < 1 || sw[1] < 1 || sw[2] < 1) {
@@ -375,13 +418,15 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
         }
       }
       int64_t rowStride = layout.stride;
-      if (rowStride < t.cols()) {
+      if (rowStride < t.cols() && layout.colBlock == 0) {
         a.emitOpError() << "row_stride " << rowStride << " of '" << a.displayName()
                         << "' is smaller than its " << t.cols() << " columns";
         badLayout = true;
         return;
       }
-      int64_t bufferBytes = alignTo(t.rows() * rowStride * elemBytes, kAlign);
+      const int64_t align = forWgmma ? kWgmmaAlign : kAlign;
+      int64_t bufferBytes =
+          alignTo(t.rows() * (layout.colBlock > 0 ? t.cols() : rowStride) * elemBytes, align);
       int64_t buffers = 1;
       if (auto n = a->getAttrOfType<IntegerAttr>("buffers")) {
         buffers = n.getInt();
@@ -391,6 +436,8 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       a->setAttr(pattr::kRowStride, b.getI64IntegerAttr(rowStride));
       if (layout.maxPhase > 1)
         a->setAttr(pattr::kSwizzle, b.getDenseI64ArrayAttr({layout.vec, layout.perPhase, layout.maxPhase}));
+      if (layout.colBlock > 0)
+        a->setAttr(pattr::kColBlock, b.getI64IntegerAttr(layout.colBlock));
       const AccessWidths widths = widthsIn(layout, limits);
       if (t.getRank() == 2)
         a->setAttr(pattr::kBankConflicts,
@@ -412,7 +459,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       for (Operation *u : users)
         if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a && isStaging(c.getSource()))
           setWidth(allocOf(c.getSource()), pattr::kLoadVec, widths.load);
-      Block blk{a, a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes, 0, 0};
+      Block blk{a, a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes, 0, 0, 0, align};
       span(users, blk.first, blk.last);
       blocks.push_back(blk);
     });
@@ -449,7 +496,7 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
         for (Block *o : placed)
           if (o->first <= blk->last && blk->first <= o->last && at < o->offset + o->bytes &&
               o->offset < at + blk->bytes) {
-            at = o->offset + o->bytes;
+            at = alignTo(o->offset + o->bytes, blk->align);
             moved = true;
           }
       }

@@ -83,6 +83,10 @@ inline constexpr const char *kScratchOffset = "scratch_offset";
 inline constexpr const char *kBytes = "bytes";  // LDS bytes of a placed tile (all buffers)
 inline constexpr const char *kBufferBytes = "buffer_bytes";  // bytes between buffers of a multi-buffered tile
 inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase, maxPhase>
+/// An LDS tile stored in blocks of this many columns (wgmma's MN-major operands; tilec_tiles.h Lds ColBlock).
+inline constexpr const char *kColBlock = "col_block";
+/// On tile.gemm (set by the DSL): "warp" keeps warp-level matrix instructions, "warpgroup" requires wgmma.
+inline constexpr const char *kMatrixScope = "matrix_scope";
 inline constexpr const char *kInterleaveVmem = "interleave_vmem";  // i64 on tile.gemm: interleave; global loads per lane in its region
 inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setprio 1 around its matrix instructions
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles

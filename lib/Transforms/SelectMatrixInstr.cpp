@@ -127,6 +127,39 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     }
   }
 
+  /// A warpgroup instruction (wgmma) and a grid of warpgroups (wm x wn = waves
+  /// / 4) for `g`, when the target has one for its type and the tile allows
+  /// it: each warpgroup takes 64 rows (times TM) and N columns (the largest N
+  /// that divides its share), and A (and B given as N x K) has a k tile whose
+  /// rows fill one swizzle row of 32, 64 or 128 bytes, the canonical layouts
+  /// tilec-allocate-lds gives them (B given as K x N is stored in column
+  /// blocks of 128 bytes and needs N a multiple of 64). Grids split M first.
+  std::optional<MatrixTiling> selectWarpgroupTiling(tile::GemmOp g, const TargetInfo &target, int waves) {
+    auto a = cast<tile::TileType>(g.getA().getType());
+    auto c = cast<tile::TileType>(g.getC().getType());
+    std::optional<ElemType> et = toElemType(a.getElementType());
+    if (!et)
+      return std::nullopt;
+    std::vector<const MatrixInstr *> instrs = target.warpgroupInstrsFor(*et);
+    if (instrs.empty() || waves % instrs.front()->waves)
+      return std::nullopt;
+    const int64_t eb = elemTypeBytes(*et), kRowBytes = a.cols() * eb;
+    if (kRowBytes != 32 && kRowBytes != 64 && kRowBytes != 128)
+      return std::nullopt;
+    const int groups = waves / instrs.front()->waves;
+    for (int wm = groups; wm >= 1; --wm) {
+      if (groups % wm)
+        continue;
+      const int wn = groups / wm;
+      if (c.rows() % (int64_t(wm) * 64) || c.cols() % wn)
+        continue;
+      for (const MatrixInstr *mi : instrs)  // larger N first
+        if ((c.cols() / wn) % mi->n == 0 && a.cols() % mi->k == 0)
+          return MatrixTiling{mi, wm, wn};
+    }
+    return std::nullopt;
+  }
+
   LogicalResult select(tile::GemmOp g, const TargetInfo &target, int waves) {
     auto a = cast<tile::TileType>(g.getA().getType());
     auto c = cast<tile::TileType>(g.getC().getType());
@@ -155,6 +188,21 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
       return d;
     }
     int64_t m = c.rows(), n = c.cols(), k = a.cols();
+    auto scope = g->getAttrOfType<StringAttr>(pattr::kMatrixScope);
+    if (!scope || scope.getValue() != "warp") {
+      if (std::optional<MatrixTiling> tiling = selectWarpgroupTiling(g, target, waves)) {
+        Builder bld(g.getContext());
+        g->setAttr(pattr::kInstr, bld.getStringAttr(tiling->instr->name));
+        g->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({tiling->wm, tiling->wn}));
+        return success();
+      }
+      if (scope && scope.getValue() == "warpgroup")
+        return g.emitOpError() << "cannot use a warpgroup matrix instruction (wgmma) on " << target.arch
+                               << " for C " << m << "x" << n << " with K=" << k << " over " << waves
+                               << " waves: it needs whole warpgroups of 4 waves each taking 64 rows x 64, 128 or "
+                                  "256 columns of C, 16-bit A and B, and K's tile (and B's N tile when B is K x N) "
+                                  "of 16, 32 or 64 elements";
+    }
     if (std::optional<MatrixTiling> tiling = selectMatrixTiling(target, *et, m, n, k, waves)) {
       Builder bld(g.getContext());
       g->setAttr(pattr::kInstr, bld.getStringAttr(tiling->instr->name));

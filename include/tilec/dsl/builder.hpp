@@ -429,9 +429,14 @@ public:
       return s.report(op, "A and B element types differ: A " + ta->str() + ", B " + tb->str());
     if (tc->space != Space::reg || tc->dtype != DType::f32)
       return s.report(op, "accumulator C must be an f32 register tile, got " + tc->str());
+    // tilec-select-matrix-instr reads matrix_scope (absent: the compiler's choice).
+    std::string attrs = tr ? "transpose_b" : "";
+    if (options.scope != MatrixScope::Auto)
+      attrs += std::string(attrs.empty() ? "" : ", ") + "matrix_scope = \"" +
+               (options.scope == MatrixScope::Warp ? "warp" : "warpgroup") + "\"";
     s.body.push_back(s.addLine(std::string(op) + " %" + ta->ssa + ", %" + tb->ssa + ", %" + tc->ssa +
-                               (tr ? " {transpose_b}" : "") + " : " + ta->type() + ", " + tb->type() +
-                               ", " + tc->type()));
+                               (attrs.empty() ? "" : " {" + attrs + "}") + " : " + ta->type() + ", " +
+                               tb->type() + ", " + tc->type()));
   }
 
   /// dst = fn(src) for a unary MapFn (not scale / add_scalar: see scale(), addScalar()).

@@ -83,8 +83,14 @@ struct TileOrder {
   int64_t groupM = 1;
   int64_t xcds = 1;
 };
+/// Which matrix instructions a tile.gemm may use: the compiler's choice
+/// (warpgroup wgmma where the target has it and the tile allows, else the
+/// wave-level ones), wave-level only (mma.sync, MFMA, WMMA), or warpgroup only
+/// (an error where it does not fit).
+enum class MatrixScope { Auto, Warp, Warpgroup };
 struct GemmOptions {
   bool transposeB = false; ///< B is given as N x K (e.g. K of attention)
+  MatrixScope scope = MatrixScope::Auto;
 };
 /// tile.mask: which scores of an attention tile are masked out (besides keys
 /// at or past the end).

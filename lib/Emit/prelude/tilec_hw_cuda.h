@@ -17,7 +17,9 @@
 #define TL_UNROLL _Pragma("unroll")
 /// A kernel's LDS: dynamic shared memory, sized at launch (a block may use
 /// more than the 48 KiB that static shared arrays are limited to).
-#define TL_LDS(name, bytes) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
+/// 1024-byte aligned: wgmma's swizzled operand layouts repeat every 1024 bytes
+/// of the shared window (tilec_tiles.h, wgmma_layout).
+#define TL_LDS(name, bytes) extern __shared__ __attribute__((aligned(1024))) unsigned char name[]
 
 namespace tl {
 
@@ -181,6 +183,129 @@ TL_INLINE float4_t mma_m16n8k16_f16(uint4_t a, uint2_t b, float4_t c) {
                  "f"(c[2]), "f"(c[3]));
   return d;
 }
+
+// --- warpgroup matrix instructions (wgmma, sm_90a; PTX ISA "Asynchronous Warpgroup
+// Level Matrix Multiply-Accumulate") -------------------------------------------------
+// The 4 warps of a warpgroup issue wgmma.mma_async together: D (64 x N, f32, in
+// the warpgroup's registers) += A (64 x 16) * B (16 x N), A and B read from
+// shared memory through 64-bit matrix descriptors (tilec_tiles.h builds them).
+// The instruction runs asynchronously: wgmma_fence orders earlier register
+// accesses of the accumulators before it, wgmma_commit closes a group of them,
+// wgmma_wait<N> waits until at most N groups are in flight; until then the
+// accumulators must not be touched (wgmma_fence_operand keeps the compiler from
+// moving accesses across those points).
+#define TL_HW_HAS_WGMMA 1
+
+/// A lane's accumulator fragment of one wgmma (E = N / 2 f32 registers; the
+/// emulator's layer checks every access against the instructions in flight).
+template <int E> struct wgmma_frag {
+  float v[E];
+  TL_INLINE float &operator[](int i) { return v[i]; }
+  TL_INLINE const float &operator[](int i) const { return v[i]; }
+};
+/// The shared-window address of a pointer into shared memory.
+TL_INLINE unsigned smem_address(const void *p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+/// Makes this thread's earlier shared-memory writes (generic proxy: st.shared,
+/// cp.async) visible to later reads through the async proxy (wgmma operands).
+TL_INLINE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+TL_INLINE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TL_INLINE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> TL_INLINE void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+/// Pins the accumulator registers at this point of the program (no code).
+template <int E> TL_INLINE void wgmma_fence_operand(wgmma_frag<E> &d) {
+  TL_UNROLL
+  for (int i = 0; i < E; ++i)
+    asm volatile("" : "+f"(d.v[i])::"memory");
+}
+
+// The accumulator operand lists of wgmma_m64k16, written out (inline assembly
+// has no loops): "{%0, ..., %E-1}" and "+f"(d.v[0]), ... for E = N / 2.
+#define TL_WGMMA_REGS_32 "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+  "}"
+#define TL_WGMMA_OUTS_32(d) \
+  "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), \
+  "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), \
+  "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
+  "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+#define TL_WGMMA_REGS_64 "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+  "}"
+#define TL_WGMMA_OUTS_64(d) \
+  "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), \
+  "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), \
+  "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
+  "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), \
+  "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), \
+  "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), \
+  "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), \
+  "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+#define TL_WGMMA_REGS_128 "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+  "}"
+#define TL_WGMMA_OUTS_128(d) \
+  "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), \
+  "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), \
+  "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
+  "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), \
+  "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), \
+  "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), \
+  "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), \
+  "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), \
+  "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), \
+  "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), \
+  "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), \
+  "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), \
+  "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), \
+  "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), \
+  "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), \
+  "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+// One instruction per line, so that the report counts it in the PTX.
+#define TL_WGMMA_ASM(N, E, TYPE)                                                                      \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %[scale], 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE \
+               "." TYPE " " TL_WGMMA_REGS_##E ", %[a], %[b], p, 1, 1, 0, %[tb];\n}"                          \
+               : TL_WGMMA_OUTS_##E(d)                                                                         \
+               : [a] "l"(a), [b] "l"(b), [scale] "r"(scaleD), [tb] "n"(BMnMajor ? 1 : 0)                        \
+               : "memory")
+
+/// Operand element types of wgmma_m64k16.
+enum class wgmma_type { bf16, f16 };
+/// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} (N = 64, 128, 256):
+/// d = A * B + (scaleD ? d : 0), A K-major (imm-trans-a 0), B K-major
+/// (BMnMajor false) or MN-major (BMnMajor true: imm-trans-b 1).
+template <wgmma_type T, int N, bool BMnMajor>
+TL_INLINE void wgmma_m64k16(wgmma_frag<N / 2> &d, unsigned long long a, unsigned long long b, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16: N is 64, 128 or 256");
+  if constexpr (N == 64 && T == wgmma_type::bf16)
+    TL_WGMMA_ASM(64, 32, "bf16");
+  else if constexpr (N == 64)
+    TL_WGMMA_ASM(64, 32, "f16");
+  else if constexpr (N == 128 && T == wgmma_type::bf16)
+    TL_WGMMA_ASM(128, 64, "bf16");
+  else if constexpr (N == 128)
+    TL_WGMMA_ASM(128, 64, "f16");
+  else if constexpr (T == wgmma_type::bf16)
+    TL_WGMMA_ASM(256, 128, "bf16");
+  else
+    TL_WGMMA_ASM(256, 128, "f16");
+}
+#undef TL_WGMMA_ASM
+
 
 } // namespace hw
 } // namespace tl

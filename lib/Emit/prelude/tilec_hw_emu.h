@@ -36,7 +36,7 @@ enum tl_emu_matrix_op {
   TL_EMU_MMA_M16N8K16_F16 = 11,   // the same with f16 operands
 };
 
-#define TL_EMU_ABI_VERSION 5u
+#define TL_EMU_ABI_VERSION 6u
 struct tl_emu_abi {
   unsigned version;
   int (*thread_id)(void);
@@ -64,6 +64,22 @@ struct tl_emu_abi {
   void (*async_commit)(void);
   /// Performs the LDS writes of this lane's oldest groups until at most n remain.
   void (*async_wait)(int n);
+
+  // Warpgroup matrix instructions (wgmma, tilec_hw_cuda.h): each lane computes
+  // its own accumulator elements from the LDS bytes the descriptors locate.
+  /// The shared-window address of p (its offset in the LDS).
+  unsigned (*lds_address)(const void *p);
+  /// wgmma.mma_async m64nNk16, f32 += `type` (0 bf16, 1 f16): queues d = A * B
+  /// + (scaleD ? d : 0) for this lane's n / 2 elements of d; d is written
+  /// when wgmma_wait retires the instruction's group.
+  void (*wgmma)(int type, int n, int transB, unsigned long long descA, unsigned long long descB, float *d,
+                int scaleD);
+  void (*wgmma_fence)(void);
+  void (*wgmma_commit)(void);
+  void (*wgmma_wait)(int n);
+  /// An access to the accumulator registers at p (reported while a wgmma
+  /// that writes them is in flight).
+  void (*wgmma_touch)(const float *p);
 };
 }
 
@@ -75,7 +91,10 @@ struct tl_emu_abi {
 #define TL_LAUNCH_BOUNDS(n)
 #define TL_INLINE inline
 #define TL_UNROLL
-#define TL_LDS(name, bytes) __shared__ __attribute__((aligned(16))) unsigned char name[bytes]
+/// 1024-byte aligned as on sm_90a (tilec_hw_cuda.h): the emulator's shared-window
+/// addresses are offsets in the module's thread-local block, which then starts
+/// on such a boundary too.
+#define TL_LDS(name, bytes) __shared__ __attribute__((aligned(1024))) unsigned char name[bytes]
 
 namespace tl {
 
@@ -266,6 +285,36 @@ TL_INLINE float4_t mma_m16n8k16_f16(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
   emu->matrix(TL_EMU_MMA_M16N8K16_F16, &a, &b, &c, &d);
   return d;
+}
+
+// --- warpgroup matrix instructions (wgmma; tilec_hw_cuda.h): the emulator runs
+// each lane's share of the instruction, reading A and B from LDS through the
+// descriptors; the accumulators are written when wgmma_wait retires the group,
+// and any access to them before that is reported -------------------------------------
+#define TL_HW_HAS_WGMMA 1
+template <int E> struct wgmma_frag {
+  float v[E];
+  TL_INLINE float &operator[](int i) {
+    emu->wgmma_touch(v + i);
+    return v[i];
+  }
+  TL_INLINE const float &operator[](int i) const {
+    emu->wgmma_touch(v + i);
+    return v[i];
+  }
+};
+TL_INLINE unsigned smem_address(const void *p) { return emu->lds_address(p); }
+/// Proxy ordering is not modelled: the emulator's wgmma reads LDS as it is.
+TL_INLINE void fence_proxy_async() {}
+TL_INLINE void wgmma_fence() { emu->wgmma_fence(); }
+TL_INLINE void wgmma_commit() { emu->wgmma_commit(); }
+template <int N> TL_INLINE void wgmma_wait() { emu->wgmma_wait(N); }
+template <int E> TL_INLINE void wgmma_fence_operand(wgmma_frag<E> &) {}
+enum class wgmma_type { bf16, f16 };
+template <wgmma_type T, int N, bool BMnMajor>
+TL_INLINE void wgmma_m64k16(wgmma_frag<N / 2> &d, unsigned long long a, unsigned long long b, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16: N is 64, 128 or 256");
+  emu->wgmma(T == wgmma_type::f16, N, BMnMajor, a, b, d.v, scaleD);
 }
 
 } // namespace hw

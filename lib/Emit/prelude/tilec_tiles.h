@@ -286,17 +286,26 @@ template <class T, unsigned Flags> struct Global {
 /// many consecutive elements of a row one LDS access moves: WriteVec for the
 /// cooperative writes (load_tile, commit), ReadVec for the matrix operands
 /// that run along a row (gemm); the layout keeps such runs contiguous and
-/// aligned.
+/// aligned. ColBlock > 0 stores the columns in blocks of ColBlock, one block
+/// (Rows x RowStride elements) after the other: the layout wgmma reads an
+/// MN-major operand wider than its swizzle in (wgmma_layout).
 template <class T, int Rows, int Cols, int RowStride, int Vec = 1, int PerPhase = 1, int MaxPhase = 1,
-          int WriteVec = 1, int ReadVec = 1>
+          int WriteVec = 1, int ReadVec = 1, int ColBlock = 0>
 struct Lds {
   using elem = T;
   static constexpr int rows = Rows, cols = Cols, write_vec = WriteVec, read_vec = ReadVec;
+  static constexpr int row_stride = RowStride, vec = Vec, per_phase = PerPhase, max_phase = MaxPhase,
+                       col_block = ColBlock;
   static_assert(RowStride % WriteVec == 0 && RowStride % ReadVec == 0 &&
                     (MaxPhase == 1 || (Vec % WriteVec == 0 && Vec % ReadVec == 0)),
                 "Lds: the layout splits a vector access");
+  static_assert(ColBlock == 0 || (Cols % ColBlock == 0 && ColBlock <= RowStride && ColBlock % Vec == 0),
+                "Lds: column blocks split the columns evenly");
   T *base;
   TL_INLINE static int index(int r, int c) {
+    if constexpr (ColBlock > 0)
+      return c / ColBlock * (Rows * RowStride) + r * RowStride +
+             ((c % ColBlock / Vec) ^ ((r / PerPhase) % MaxPhase)) * Vec + c % Vec;
     return r * RowStride + ((c / Vec) ^ ((r / PerPhase) % MaxPhase)) * Vec + c % Vec;
   }
   TL_INLINE T load(int r, int c) const { return hw::lds_read(base + index(r, c)); }
@@ -660,6 +669,108 @@ template <> TL_INLINE float4_t Mma16x8x16<f16>::mma(uint4_t a, uint2_t b, float4
 template <class In> inline constexpr bool gathers_operands<Mma16x8x16<In>> = true;
 #endif
 
+/// True for warpgroup atoms (wgmma): their operands stay in LDS.
+template <class Atom> inline constexpr bool is_warpgroup_atom = false;
+
+#ifdef TL_HW_HAS_WGMMA
+// --- warpgroup matrix instructions (wgmma, sm_90a) ----------------------------------------
+/// A shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format"):
+/// bits 0-13 the start address >> 4, 16-29 the leading dimension byte offset
+/// (LBO) >> 4, 32-45 the stride dimension byte offset (SBO) >> 4, 49-51 the
+/// base offset (0: the swizzle pattern repeats on 1024-byte boundaries of the
+/// shared window), 62-63 the swizzle mode (0 none, 1 128-byte, 2 64-byte, 3
+/// 32-byte).
+TL_INLINE unsigned long long matrix_descriptor(unsigned address, unsigned lbo, unsigned sbo, unsigned mode) {
+  return (unsigned long long)((address & 0x3FFFFu) >> 4) | (unsigned long long)((lbo >> 4) & 0x3FFFu) << 16 |
+         (unsigned long long)((sbo >> 4) & 0x3FFFu) << 32 | (unsigned long long)mode << 62;
+}
+
+/// How wgmma reads the LDS tile L: the canonical swizzled layouts of the PTX
+/// ISA ("Shared Memory Matrix Layout"), in which rows of S = 128, 64 or 32
+/// bytes hold 16-byte chunks whose index is XORed with address bits 7.. (the
+/// row, or half / quarter of it), repeating every 8 rows = 1024 bytes from a
+/// 1024-byte boundary. Lds<T, R, C, S / sizeof(T), 16 / sizeof(T), 128 / S,
+/// S / 16> is that layout (index() XORs the chunk with (r / PerPhase) %
+/// MaxPhase, the same bits). K-major: k runs along a row of S bytes, 8-row
+/// groups SBO = 8 S apart (LBO unused). MN-major (B as K x N): n runs along a
+/// row, column blocks of S bytes (ColBlock) LBO = Rows * S apart, 8-row groups
+/// of k SBO = 8 S apart.
+template <class L> struct wgmma_layout {
+  static constexpr int eb = (int)sizeof(typename L::elem), row_bytes = L::row_stride * eb;
+  static constexpr unsigned mode = row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : row_bytes == 32 ? 3 : 0;
+  static constexpr bool swizzled = mode != 0 && L::vec * eb == 16 && L::max_phase * 16 == row_bytes &&
+                                   L::per_phase * row_bytes == 128;
+  /// k along a row, the whole tile's k in one swizzle row.
+  static constexpr bool k_major = swizzled && L::col_block == 0 && L::cols == L::row_stride;
+  /// n along a row, in column blocks of one swizzle row.
+  static constexpr bool mn_major = swizzled && (L::col_block == L::row_stride || (L::col_block == 0 && L::cols == L::row_stride));
+  /// The descriptor of the 8k x 16 operand at rows mn0.. (a multiple of 8), columns k0.. of a K-major tile.
+  TL_INLINE static unsigned long long k_major_desc(const L &t, int mn0, int k0) {
+    return matrix_descriptor(hw::smem_address(t.base) + mn0 * row_bytes + k0 * eb, 16, 8 * row_bytes, mode);
+  }
+  /// The descriptor of the 16 x 8n operand at rows k0.. (a multiple of 8), columns n0.. (a multiple of the block) of an MN-major tile.
+  TL_INLINE static unsigned long long mn_major_desc(const L &t, int k0, int n0) {
+    return matrix_descriptor(hw::smem_address(t.base) + n0 / L::row_stride * L::rows * row_bytes + k0 * row_bytes,
+                             L::rows * row_bytes, 8 * row_bytes, mode);
+  }
+};
+
+/// wgmma.mma_async m64nNk16.f32.{bf16,f16} (N = 64, 128, 256), a warpgroup of
+/// 4 warps (lane l = 0..127): accumulator element r of lane l is D[16(l/32) +
+/// (l%32)/4 + 8((r/2)%2)][8(r/4) + 2(l%4) + r%2] (PTX ISA, "WGMMA .m64nNk16
+/// register fragment layout for accumulator matrix D"). A and B are read from
+/// LDS (gemm below); no lane holds operand elements.
+template <class In, int N_> struct Wgmma64xNx16 {
+  static constexpr int M = 64, N = N_, K = 16, Lanes = 128, KPerLane = 0, AccPerLane = N_ / 2;
+  using acc_t = hw::wgmma_frag<N_ / 2>;
+  static_assert(__is_same(In, bf16) || __is_same(In, f16), "wgmma: bf16 or f16 operands");
+  static constexpr hw::wgmma_type type = __is_same(In, f16) ? hw::wgmma_type::f16 : hw::wgmma_type::bf16;
+  TL_INLINE static int d_row(int l, int r) { return 16 * (l / 32) + l % 32 / 4 + 8 * (r / 2 % 2); }
+  TL_INLINE static int d_col(int l, int r) { return 8 * (r / 4) + 2 * (l % 4) + r % 2; }
+};
+template <class In, int N> inline constexpr bool is_warpgroup_atom<Wgmma64xNx16<In, N>> = true;
+
+/// C += A * B with wgmma from LDS tiles A (Rows x K, K-major) and B (K x Cols,
+/// MN-major, or Cols x K K-major when TransposeB), each warpgroup its (Rows /
+/// WM) x (Cols / WN) block. The proxy fence makes the tiles' writes (made
+/// visible to this thread by the barrier before the call) visible to wgmma's
+/// reads; the instructions of all k steps form one group, waited for before
+/// returning, so the caller may overwrite the tiles after its next barrier.
+template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE void wgmma_gemm(A &c, const LA &a, const LB &b) {
+  using WA = wgmma_layout<LA>;
+  using WB = wgmma_layout<LB>;
+  static_assert(WA::k_major, "wgmma: A's LDS layout is not a canonical K-major swizzled layout (tilec-allocate-lds)");
+  static_assert(TransposeB ? WB::k_major : WB::mn_major,
+                "wgmma: B's LDS layout is not a canonical swizzled layout (tilec-allocate-lds)");
+  static_assert(LA::cols % Atom::K == 0, "wgmma: K is a multiple of 16");
+  hw::fence_proxy_async();
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      hw::wgmma_fence_operand(c.v[i][j]);
+  hw::wgmma_fence();
+  TL_UNROLL
+  for (int k0 = 0; k0 < LA::cols; k0 += Atom::K)
+    TL_UNROLL
+    for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
+      for (int j = 0; j < A::TN; ++j) {
+        const int m0 = A::wave_m() * A::WTM + i * Atom::M, n0 = A::wave_n() * A::WTN + j * Atom::N;
+        const unsigned long long da = WA::k_major_desc(a, m0, k0);
+        const unsigned long long db = TransposeB ? WB::k_major_desc(b, n0, k0) : WB::mn_major_desc(b, k0, n0);
+        hw::wgmma_m64k16<Atom::type, Atom::N, !TransposeB>(c.v[i][j], da, db, 1);
+      }
+  hw::wgmma_commit();
+  hw::wgmma_wait<0>();
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      hw::wgmma_fence_operand(c.v[i][j]);
+}
+#endif
+
 // --- register tiles in an accumulator layout ------------------------------------------
 /// A Rows x Cols f32 tile split over WM x WN waves; each wave holds a
 /// (Rows/WM) x (Cols/WN) block as TM x TN instruction tiles of Atom's D layout.
@@ -958,6 +1069,11 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
   const int l = A::lane();
   if constexpr (Sched::setprio)
     hw::s_setprio<1>();
+#ifdef TL_HW_HAS_WGMMA
+  if constexpr (is_warpgroup_atom<Atom>) {
+    wgmma_gemm<Atom, TransposeB>(c, a, b);
+  } else
+#endif
   if constexpr (gathers_operands<Atom>) {
     TL_UNROLL
     for (int k0 = 0; k0 < KT; k0 += Atom::K) {

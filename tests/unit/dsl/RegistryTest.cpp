@@ -53,6 +53,7 @@ TEST(Registry, GemmParametersAndDefaults) {
                                                           {"group_m", "1"},
                                                           {"xcds", "1"},
                                                           {"schedule", "none"},
+                                                          {"instr", "auto"},
                                                           {"scale_a", "1"},
                                                           {"scale_b", "1"}}));
 }
