@@ -21,7 +21,8 @@
 // NVIDIA). An operand stored with k along its rows (A of layout t, B of
 // layout n) is transposed on the way into LDS (tile.load {transpose}); on
 // NVIDIA, B of layout n keeps its K x N tile (b_lds=kn: ldmatrix.trans reads
-// it, and cp.async moves it without registers).
+// it, and cp.async moves it without registers), and on gfx1151 too (WMMA
+// operands are read element by element whatever the tile).
 //
 // fp8 (dtype=fp8: e4m3fnuz A and B; dtype=bf8: e5m2fnuz A and B; gfx942 only):
 // C = scale_a * scale_b * (A @ B) with per-tensor f32 scales passed as kernel
@@ -218,14 +219,14 @@ KernelInfo gemmKernelInfo() {
       {"M", "4096", "rows of A and C (run-time size; used by --run)"},
       {"N", "4096", "columns of B and C (run-time size)"},
       {"K", "4096", "columns of A, rows of B (run-time size)"},
-      {"layout", "nn",
-       "storage of A and B (A's letter first): n row-major as written (A [M,K], B [K,N]), t transposed (A stored "
-       "[K,M], B stored [N,K]: nn.Linear's weight, x @ W^T is nt). The kernel assumes the powers of two dividing "
-       "each operand's inner extent, up to 16 bytes"},
       {"dtype", "bf16",
        "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) (fp8/bf8: gfx942; "
        "C = scale_a*scale_b*(A@B))"},
       {"out", "f32", "element type of C: f32 | bf16"},
+      {"layout", "nn",
+       "storage of A and B (A's letter first): n row-major as written (A [M,K], B [K,N]), t transposed (A stored "
+       "[K,M], B stored [N,K]: nn.Linear's weight, x @ W^T is nt). The kernel assumes the powers of two dividing "
+       "each operand's inner extent, up to 16 bytes"},
       {"scale_a", "1", "dtype=fp8|bf8: per-tensor scale of A (a kernel argument; used by --run)"},
       {"scale_b", "1", "dtype=fp8|bf8: per-tensor scale of B (a kernel argument; used by --run)"},
       {"block_m", "128", "rows of C per workgroup"},
@@ -243,7 +244,7 @@ KernelInfo gemmKernelInfo() {
       {"part", "partial", "split_k > 1: the kernel to compile: partial (A, B -> partials) | reduce (partials -> C)"},
       {"b_lds", "nk",
        "B's LDS tile: nk (k contiguous; B of layout n is transposed on the way in) | kn (n contiguous; B of layout t "
-       "is transposed on the way in). NVIDIA targets: as B is stored (ldmatrix.trans reads kn)"},
+       "is transposed on the way in). NVIDIA and WMMA (gfx1151) targets: as B is stored"},
       {"schedule", "none",
        "wavefront schedule of the k loop: none | interleave | setprio | interleave+setprio | pingpong | "
        "pingpong+interleave+setprio (pingpong: even waves, stages >= 3)"},
@@ -292,17 +293,26 @@ KernelInfo gemmKernelInfo() {
   // (128 x 256 measured 5-15% faster but spills with bf16 output); tiles
   // prefetched through registers (rows of odd 16-bit elements, A of layout t)
   // keep 128 x 128 x 32.
+  //
+  // B's LDS tile follows B's storage (nothing transposed on the way in) where
+  // the k-contiguous tile buys no wider reads: NVIDIA (ldmatrix.trans) and
+  // WMMA targets (gfx1151, whose 32-byte operands are read element by
+  // element whatever the tile; transposing there only adds registers: the
+  // default GEMM spilled 80 bytes).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    auto get = [&](const char *k, const char *d) { auto it = p.find(k); return it == p.end() ? std::string(d) : it->second; };
+    const std::string layout = get("layout", "nn"), dt = get("dtype", "bf16");
+    const bool transA = layout.size() == 2 && layout[0] == 't', transB = layout.size() == 2 && layout[1] == 't';
+    const std::vector<const MatrixInstr *> instrs = t.instrsFor(ElemType::BF16);
+    const bool wmma = !instrs.empty() && instrs.front()->family == MatrixFamily::WMMA;
+    if (t.vendor == Vendor::NVIDIA || wmma)
+      p.try_emplace("b_lds", transB ? "nk" : "kn");
     if (t.vendor != Vendor::NVIDIA)
       return;
     p.try_emplace("waves", "8");
     p.try_emplace("stages", "3");
     p.try_emplace("group_m", "8");
-    auto get = [&](const char *k, const char *d) { auto it = p.find(k); return it == p.end() ? std::string(d) : it->second; };
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
-    const std::string layout = get("layout", "nn"), dt = get("dtype", "bf16");
-    const bool transA = layout.size() == 2 && layout[0] == 't', transB = layout.size() == 2 && layout[1] == 't';
-    p.try_emplace("b_lds", transB ? "nk" : "kn");
     const int64_t eb = dt == "fp8" || dt == "bf8" ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
     if (!transA && size("K") % words == 0 && size(transB ? "K" : "N") % words == 0)
       p.try_emplace("block_k", "64");
