@@ -10,9 +10,19 @@
 //   registers       accumulator 128x128 f32 = 64 KiB over 4 waves
 //                   (64 VGPRs per lane on wave64, 128 on wave32)
 //
-// A is MxK and B is KxN, both row-major; C is MxN in f32 or bf16 (the store
-// converts). M, N and K are run-time sizes >= 1: loads past a tensor's edge
-// read 0 and stores past it are dropped, so ragged shapes need no padding.
+// A is MxK and B is KxN, each stored row-major as written (layout n) or
+// transposed (layout t: A stored KxM, B stored NxK, nn.Linear's weight); C is
+// MxN in f32 or bf16 (the store converts). M, N and K are run-time sizes >= 1:
+// loads past a tensor's edge read 0 and stores past it are dropped, so ragged
+// shapes need no padding.
+//
+// Operands in LDS: A as BM x BK and B as BN x BK, k contiguous, so that every
+// target reads both with wide LDS reads (ds_read_b64 on AMD, ldmatrix on
+// NVIDIA). An operand stored with k along its rows (A of layout t, B of
+// layout n) is transposed on the way into LDS (tile.load {transpose}); on
+// NVIDIA, B of layout n keeps its K x N tile (b_lds=kn: ldmatrix.trans reads
+// it, and cp.async moves it without registers), and on gfx1151 too (WMMA
+// operands are read element by element whatever the tile).
 //
 // fp8 (dtype=fp8: e4m3fnuz A and B; dtype=bf8: e5m2fnuz A and B; gfx942 only):
 // C = scale_a * scale_b * (A @ B) with per-tensor f32 scales passed as kernel
@@ -41,17 +51,24 @@ int64_t gemmDivisibility(int64_t extent, DType dtype) {
 }
 
 std::string gemmKernelName(const GemmConfig &c) {
-  // Kernels for K and N of 16 bytes' multiples keep the plain name; others
-  // say what they assume ("_div4x1": K a multiple of 4, N of 1).
-  const int64_t full = 16 / dtypeBytes(c.dtype), dk = resolvedDivisibility(c.divisibilityK, c.dtype),
-                dn = resolvedDivisibility(c.divisibilityN, c.dtype);
-  return "gemm_" + std::string(dtypeName(c.dtype)) + "_" + dtypeName(c.out) + "_" +
+  if (c.splitK > 1 && c.part == GemmConfig::Part::Reduce)
+    return "gemm_reduce_" + std::string(dtypeName(c.dtype)) + "_" + dtypeName(c.out) + "_sk" + std::to_string(c.splitK);
+  // Kernels for inner extents of 16 bytes' multiples keep the plain name;
+  // others say what they assume ("_div4x1": A's inner extent a multiple of 4,
+  // B's of 1). Layouts other than nn, and B tiles other than N x K, are named.
+  const int64_t full = 16 / dtypeBytes(c.dtype), dk = resolvedDivisibility(c.divisibilityA, c.dtype),
+                dn = resolvedDivisibility(c.divisibilityB, c.dtype);
+  const std::string layout = std::string(c.transA ? "t" : "n") + (c.transB ? "t" : "n");
+  return "gemm_" + (layout == "nn" ? std::string() : layout + "_") + std::string(dtypeName(c.dtype)) + "_" +
+         dtypeName(c.out) + "_" +
          std::to_string(c.blockM) + "x" + std::to_string(c.blockN) + "x" + std::to_string(c.blockK) +
          "_w" + std::to_string(c.waves) + "_s" + std::to_string(c.stages) +
          (c.ldsLayout == GemmConfig::LdsLayoutChoice::Naive ? "_naivelds" : "") +
          (c.groupM > 1 ? "_g" + std::to_string(c.groupM) : "") + (c.xcds > 1 ? "_x" + std::to_string(c.xcds) : "") +
          (c.schedule.pingPong ? "_pingpong" : "") + (c.schedule.interleave ? "_interleave" : "") +
          (c.schedule.setprio ? "_setprio" : "") +
+         (c.bTile == GemmConfig::BTile::KN ? "_bkn" : "") +
+         (c.splitK > 1 ? "_sk" + std::to_string(c.splitK) : "") +
          (dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn) : "") +
          (c.instr == dsl::MatrixScope::Warp ? "_warpmma" : c.instr == dsl::MatrixScope::Warpgroup ? "_wgmma" : "");
 }
@@ -60,37 +77,98 @@ int64_t gemmLdsBytes(const GemmConfig &c) {
   return (c.blockM * c.blockK + c.blockK * c.blockN) * dtypeBytes(c.dtype) * c.stages;
 }
 
-Result<Kernel> buildGemm(const GemmConfig &config) {
-  using namespace dsl;
-  const int64_t BM = config.blockM, BN = config.blockN, BK = config.blockK;
+namespace {
 
-  KernelBuilder kb(gemmKernelName(config), {.numWaves = config.waves});
-  // [M, K] and [K, N]; what K and N are multiples of lets the tiles' loads move
-  // up to 16 bytes each (the launch checks it).
-  Tensor A = kb.tensor("A", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityK, config.dtype)});
-  Tensor B = kb.tensor("B", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityN, config.dtype)});
-  Tensor C = kb.tensor("C", config.out, 2);   // [M, N]
+/// split_k > 1, part reduce: C = sum over s of partials[s*M:(s+1)*M, :] in
+/// the order s = 0, 1, ..., then the fp8 scales and C's type, as the whole
+/// kernel's epilogue.
+Result<Kernel> buildGemmReduce(const GemmConfig &config) {
+  using namespace dsl;
+  constexpr int64_t BM = 64, BN = 64;  // a small elementwise pass over M x N
+  KernelBuilder kb(gemmKernelName(config), {.numWaves = 4});
+  Tensor P = kb.tensor("partials", DType::f32, 2);  // [split_k * M, N]
+  Tensor C = kb.tensor("C", config.out, 2);          // [M, N]
   const bool fp8 = config.dtype == DType::fp8e4m3fnuz || config.dtype == DType::fp8e5m2fnuz;
-  std::optional<Scalar> scaleA, scaleB;        // fp8/bf8: per-tensor scales of A and B
+  std::optional<Scalar> scaleA, scaleB;
   if (fp8) {
     scaleA = kb.scalarF32("scale_a");
     scaleB = kb.scalarF32("scale_b");
   }
-
-  // One workgroup per BM x BN tile of C.
   kb.grid({GridExtent::ceilDiv(C, 0, BM), GridExtent::ceilDiv(C, 1, BN)});
+  Index row = kb.blockId(0) * BM, col = kb.blockId(1) * BN, M = C.dim(0), N = C.dim(1);
+  Tile sum = kb.regTile("sum", {BM, BN}, DType::f32);
+  Tile part = kb.regTile("part", {BM, BN}, DType::f32);
+  kb.fill(sum, 0.0);
+  for (int64_t s = 0; s < config.splitK; ++s) {  // a fixed order: the same bits every run
+    kb.load(kb.window(P, {s * M, 0}, {M, N}), {row, col}, part);
+    kb.map(MapFn::add, sum, sum, part);
+  }
+  if (fp8) {
+    kb.scale(sum, sum, *scaleA);
+    kb.scale(sum, sum, *scaleB);
+  }
+  kb.store(sum, C, {row, col});
+  Kernel kernel = kb.finish();
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return kernel;
+}
+
+} // namespace
+
+Result<Kernel> buildGemm(const GemmConfig &config) {
+  using namespace dsl;
+  if (config.splitK > 1 && config.part == GemmConfig::Part::Reduce)
+    return buildGemmReduce(config);
+  const int64_t BM = config.blockM, BN = config.blockN, BK = config.blockK;
+  const bool split = config.splitK > 1;
+
+  KernelBuilder kb(gemmKernelName(config), {.numWaves = config.waves});
+  // A: [M, K] or, transposed, [K, M]; B: [K, N] or [N, K]. What their inner
+  // extents are multiples of lets the tiles' loads move up to 16 bytes each
+  // (the launch checks it).
+  Tensor A = kb.tensor("A", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityA, config.dtype)});
+  Tensor B = kb.tensor("B", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityB, config.dtype)});
+  // C [M, N]; split-K: the f32 partial sums [split_k * M, N] instead (slice s
+  // holds the sum over the s-th share of the k steps).
+  Tensor C = split ? kb.tensor("partials", DType::f32, 2) : kb.tensor("C", config.out, 2);
+  const bool fp8 = config.dtype == DType::fp8e4m3fnuz || config.dtype == DType::fp8e5m2fnuz;
+  std::optional<Scalar> scaleA, scaleB;        // fp8/bf8: per-tensor scales of A and B (split-K: the reduction's)
+  if (fp8 && !split) {
+    scaleA = kb.scalarF32("scale_a");
+    scaleB = kb.scalarF32("scale_b");
+  }
+  const int axisM = config.transA ? 1 : 0, axisN = config.transB ? 0 : 1;
+  Index M = split ? A.dim(axisM) : C.dim(0), N = split ? B.dim(axisN) : C.dim(1);
+
+  // One workgroup per BM x BN tile of C (split-K: split_k of them, grid axis 2).
+  if (split)
+    kb.grid({GridExtent::ceilDiv(A, axisM, BM), GridExtent::ceilDiv(B, axisN, BN), GridExtent::fixed(config.splitK)});
+  else
+    kb.grid({GridExtent::ceilDiv(C, 0, BM), GridExtent::ceilDiv(C, 1, BN)});
   // Which C tile this workgroup computes: grid order, or grouped / XCD-remapped.
   const bool gridOrder = config.groupM <= 1 && config.xcds <= 1;
   auto [tileM, tileN] = gridOrder ? std::pair{kb.blockId(0), kb.blockId(1)}
-                                  : kb.tileOrder(cdiv(C.dim(0), BM), cdiv(C.dim(1), BN),
+                                  : kb.tileOrder(cdiv(M, BM), cdiv(N, BN),
                                                  {.groupM = config.groupM, .xcds = config.xcds});
   Index row = tileM * BM;  // first row of this workgroup's C tile
   Index col = tileN * BN;  // first column
-  Index numK = cdiv(A.dim(1), BK); // k steps; the last one may be partial (reads 0 past K)
+  Index numK = cdiv(A.dim(config.transA ? 0 : 1), BK); // k steps; the last one may be partial (reads 0 past K)
+  // Split-K: slice s takes k steps [s * per, min((s + 1) * per, numK)) (none
+  // for a slice past the end: it writes zeros).
+  Index firstK = 0, endK = numK;
+  if (split) {
+    Index per = cdiv(numK, config.splitK), s = kb.blockId(2);
+    firstK = min(s * per, numK);
+    endK = min(firstK + per, numK);
+  }
 
+  // a[BM,BK] always; b[BN,BK] (k contiguous) or b[BK,BN] (bTile KN).
+  const bool bNK = config.bTile == GemmConfig::BTile::NK;
+  const std::vector<int64_t> bShape = bNK ? std::vector<int64_t>{BN, BK} : std::vector<int64_t>{BK, BN};
   const bool naive = config.ldsLayout == GemmConfig::LdsLayoutChoice::Naive;
   Tile a = naive ? kb.ldsTile("a_lds", {BM, BK}, config.dtype, LdsLayout{BK}) : kb.ldsTile("a_lds", {BM, BK}, config.dtype);
-  Tile b = naive ? kb.ldsTile("b_lds", {BK, BN}, config.dtype, LdsLayout{BN}) : kb.ldsTile("b_lds", {BK, BN}, config.dtype);
+  Tile b = naive ? kb.ldsTile("b_lds", bShape, config.dtype, LdsLayout{bShape[1]}) : kb.ldsTile("b_lds", bShape, config.dtype);
   Tile acc = kb.regTile("acc", {BM, BN}, DType::f32);
 
   // ---- acc[BM,BN] = 0                                   (default acc[128,128])
@@ -98,21 +176,34 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 
   // ---- for each k step: acc[BM,BN] += A[BM,BK] @ B[BK,BN]
   //                                                      (default C[128,128] += A[128,32] @ B[32,128])
-  kb.forLoop(0, numK, 1, {.numStages = config.stages, .name = "kt", .schedule = config.schedule}, [&](Index kt) {
+  kb.forLoop(firstK, endK, 1, {.numStages = config.stages, .name = "kt", .schedule = config.schedule}, [&](Index kt) {
     Index k = kt * BK;
-    kb.load(A, {row, k}, a); // a[BM,BK] = A[row:row+BM, k:k+BK]  (global -> LDS)
-    kb.load(B, {k, col}, b); // b[BK,BN] = B[k:k+BK, col:col+BN]  (global -> LDS)
-    kb.gemm(a, b, acc, {.scope = config.instr});
+    // a[BM,BK] = A[row:row+BM, k:k+BK]  (global -> LDS; layout t: from A^T, transposed)
+    if (config.transA)
+      kb.load(A, {k, row}, a, {.transpose = true});
+    else
+      kb.load(A, {row, k}, a);
+    // b[BN,BK] = B[k:k+BK, col:col+BN]^T  (layout n: transposed on the way in; t: as stored)
+    // or, bTile KN, b[BK,BN] = B[k:k+BK, col:col+BN]
+    if (config.transB)
+      kb.load(B, {col, k}, b, {.transpose = !bNK});
+    else
+      kb.load(B, {k, col}, b, {.transpose = bNK});
+    kb.gemm(a, b, acc, {.transposeB = bNK, .scope = config.instr});
   });
 
-  // ---- fp8/bf8: acc[BM,BN] = scale_b * (scale_a * acc)       (one f32 multiply each)
-  if (fp8) {
-    kb.scale(acc, acc, *scaleA);
-    kb.scale(acc, acc, *scaleB);
+  if (split) {
+    // ---- partials[s*M + row : ..., col : ...] = acc   (f32, inside slice s)
+    kb.store(acc, kb.window(C, {kb.blockId(2) * M, 0}, {M, N}), {row, col});
+  } else {
+    // ---- fp8/bf8: acc[BM,BN] = scale_b * (scale_a * acc)       (one f32 multiply each)
+    if (fp8) {
+      kb.scale(acc, acc, *scaleA);
+      kb.scale(acc, acc, *scaleB);
+    }
+    // ---- C[row:row+BM, col:col+BN] = acc                  (f32 -> C's element type)
+    kb.store(acc, C, {row, col});
   }
-
-  // ---- C[row:row+BM, col:col+BN] = acc                  (f32 -> C's element type)
-  kb.store(acc, C, {row, col});
 
   Kernel kernel = kb.finish();
   if (!kernel.ok())
@@ -123,15 +214,20 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 KernelInfo gemmKernelInfo() {
   KernelInfo info;
   info.name = "gemm";
-  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B row-major bf16/f16/fp8/bf8, f32 accumulation, C f32/bf16";
+  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B bf16/f16/fp8/bf8, each row-major or transposed, f32 accumulation, "
+                 "C f32/bf16";
   info.params = {
       {"M", "4096", "rows of A and C (run-time size; used by --run)"},
-      {"N", "4096", "columns of B and C (run-time size; the kernel assumes the powers of two dividing it, up to 16 bytes)"},
-      {"K", "4096", "columns of A, rows of B (run-time size; the kernel assumes the powers of two dividing it, up to 16 bytes)"},
+      {"N", "4096", "columns of B and C (run-time size)"},
+      {"K", "4096", "columns of A, rows of B (run-time size)"},
       {"dtype", "bf16",
        "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) (fp8/bf8: gfx942; "
        "C = scale_a*scale_b*(A@B))"},
       {"out", "f32", "element type of C: f32 | bf16"},
+      {"layout", "nn",
+       "storage of A and B (A's letter first): n row-major as written (A [M,K], B [K,N]), t transposed (A stored "
+       "[K,M], B stored [N,K]: nn.Linear's weight, x @ W^T is nt). The kernel assumes the powers of two dividing "
+       "each operand's inner extent, up to 16 bytes"},
       {"scale_a", "1", "dtype=fp8|bf8: per-tensor scale of A (a kernel argument; used by --run)"},
       {"scale_b", "1", "dtype=fp8|bf8: per-tensor scale of B (a kernel argument; used by --run)"},
       {"block_m", "128", "rows of C per workgroup"},
@@ -145,6 +241,14 @@ KernelInfo gemmKernelInfo() {
       {"instr", "auto",
        "matrix instructions: auto (the compiler's: sm_90a wgmma where the tile allows) | mma (wave-level: "
        "mma.sync, MFMA, WMMA) | wgmma (sm_90a warpgroup wgmma, an error where the tile does not allow it)"},
+      {"split_k", "1",
+       "split-K for skinny problems (M <= 64): split_k workgroups per C tile each sum a share of the k steps into "
+       "f32 partials [split_k*M, N], which a second kernel (part=reduce) sums in a fixed order (deterministic); "
+       "--run launches both"},
+      {"part", "partial", "split_k > 1: the kernel to compile: partial (A, B -> partials) | reduce (partials -> C)"},
+      {"b_lds", "nk",
+       "B's LDS tile: nk (k contiguous; B of layout n is transposed on the way in) | kn (n contiguous; B of layout t "
+       "is transposed on the way in). NVIDIA and WMMA (gfx1151) targets: as B is stored"},
       {"schedule", "none",
        "wavefront schedule of the k loop: none | interleave | setprio | interleave+setprio | pingpong | "
        "pingpong+interleave+setprio (pingpong: even waves, stages >= 3)"},
@@ -152,14 +256,19 @@ KernelInfo gemmKernelInfo() {
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     ParamReader p(name, params, given);
     constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1, kMaxBlock = 512;  // sizes are int32 kernel arguments
-    p.integer("M", 1, kMaxSize);
+    const int64_t M = p.integer("M", 1, kMaxSize);
     const int64_t N = p.integer("N", 1, kMaxSize), K = p.integer("K", 1, kMaxSize);
     GemmConfig c;
+    const std::string layout = p.choice("layout", {"nn", "nt", "tn", "tt"});
+    c.transA = layout[0] == 't';
+    c.transB = layout[1] == 't';
+    c.bTile = p.choice("b_lds", {"nk", "kn"}) == "kn" ? GemmConfig::BTile::KN : GemmConfig::BTile::NK;
     c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz});
-    // The kernel is specialised on what K and N are multiples of (not on
-    // their values): 4096 and 2048 share one kernel, 4095 gets another.
-    c.divisibilityK = gemmDivisibility(K, c.dtype);
-    c.divisibilityN = gemmDivisibility(N, c.dtype);
+    // The kernel is specialised on what the operands' inner extents are
+    // multiples of (not on their values): 4096 and 2048 share one kernel,
+    // 4095 gets another.
+    c.divisibilityA = gemmDivisibility(c.transA ? M : K, c.dtype);
+    c.divisibilityB = gemmDivisibility(c.transB ? K : N, c.dtype);
     c.out = p.dtype("out", {DType::f32, DType::bf16});
     c.blockM = p.integer("block_m", 1, kMaxBlock);
     c.blockN = p.integer("block_n", 1, kMaxBlock);
@@ -168,6 +277,8 @@ KernelInfo gemmKernelInfo() {
     c.stages = static_cast<int>(p.integer("stages", 1, 8));
     c.groupM = p.integer("group_m", 1, 64);
     c.xcds = p.integer("xcds", 1, 64);
+    c.splitK = p.integer("split_k", 1, 64);
+    c.part = p.choice("part", {"partial", "reduce"}) == "reduce" ? GemmConfig::Part::Reduce : GemmConfig::Part::Partial;
     c.ldsLayout = p.choice("lds_layout", {"auto", "naive"}) == "naive" ? GemmConfig::LdsLayoutChoice::Naive
                                                                        : GemmConfig::LdsLayoutChoice::Auto;
     const std::string instr = p.choice("instr", {"auto", "mma", "wgmma"});
@@ -181,22 +292,35 @@ KernelInfo gemmKernelInfo() {
       return p.error();
     return buildGemm(c);
   };
-  // NVIDIA (measured on the H200, docs/perf/h200): 8 warps; with cp.async
-  // (rows of whole 4-byte words) nothing is staged in registers, so a
-  // 128 x 128 x 64 tile over 3 stages in grouped order (128 x 256 measured
-  // 5-15% faster but spills with bf16 output); rows of odd 16-bit elements
-  // are prefetched through registers and keep 128 x 128 x 32.
+  // NVIDIA (measured on the H200, docs/perf/h200): 8 warps; B's LDS tile as
+  // B is stored (ldmatrix.trans reads a K x N tile), so that with cp.async
+  // (rows of whole 4-byte words, A not transposed on the way in) nothing is
+  // staged in registers: a 128 x 128 x 64 tile over 3 stages in grouped order
+  // (128 x 256 measured 5-15% faster but spills with bf16 output); tiles
+  // prefetched through registers (rows of odd 16-bit elements, A of layout t)
+  // keep 128 x 128 x 32.
+  //
+  // B's LDS tile follows B's storage (nothing transposed on the way in) where
+  // the k-contiguous tile buys no wider reads: NVIDIA (ldmatrix.trans) and
+  // WMMA targets (gfx1151, whose 32-byte operands are read element by
+  // element whatever the tile; transposing there only adds registers: the
+  // default GEMM spilled 80 bytes).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    auto get = [&](const char *k, const char *d) { auto it = p.find(k); return it == p.end() ? std::string(d) : it->second; };
+    const std::string layout = get("layout", "nn"), dt = get("dtype", "bf16");
+    const bool transA = layout.size() == 2 && layout[0] == 't', transB = layout.size() == 2 && layout[1] == 't';
+    const std::vector<const MatrixInstr *> instrs = t.instrsFor(ElemType::BF16);
+    const bool wmma = !instrs.empty() && instrs.front()->family == MatrixFamily::WMMA;
+    if (t.vendor == Vendor::NVIDIA || wmma)
+      p.try_emplace("b_lds", transB ? "nk" : "kn");
     if (t.vendor != Vendor::NVIDIA)
       return;
     p.try_emplace("waves", "8");
     p.try_emplace("stages", "3");
     p.try_emplace("group_m", "8");
-    auto size = [&](const char *k) { auto it = p.find(k); return it == p.end() ? int64_t(4096) : std::atoll(it->second.c_str()); };
-    auto dt = p.find("dtype");
-    const bool eightBit = dt != p.end() && (dt->second == "fp8" || dt->second == "bf8");
-    const int64_t eb = eightBit ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
-    if (size("K") % words == 0 && size("N") % words == 0)
+    auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
+    const int64_t eb = dt == "fp8" || dt == "bf8" ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
+    if (!transA && size("K") % words == 0 && size(transB ? "K" : "N") % words == 0)
       p.try_emplace("block_k", "64");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
@@ -206,20 +330,50 @@ KernelInfo gemmKernelInfo() {
     DType in = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz});
     DType out = p.dtype("out", {DType::f32, DType::bf16});
     double scaleA = p.real("scale_a"), scaleB = p.real("scale_b");
+    const std::string layout = p.choice("layout", {"nn", "nt", "tn", "tt"});
+    const int64_t splitK = p.integer("split_k", 1, 64);
     if (!p.ok())
       return p.error();
-    if (in == DType::fp8e4m3fnuz || in == DType::fp8e5m2fnuz)
-      return gemmFp8Problem(M, N, K, out, static_cast<float>(scaleA), static_cast<float>(scaleB), in);
-    if (scaleA != 1.0 || scaleB != 1.0)
+    const GemmLayout l{layout[0] == 't', layout[1] == 't'};
+    const bool eightBit = in == DType::fp8e4m3fnuz || in == DType::fp8e5m2fnuz;
+    if (!eightBit && (scaleA != 1.0 || scaleB != 1.0))
       return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8 or bf8 only"};
-    return gemmProblem(M, N, K, in, out);
+    Problem prob = eightBit ? gemmFp8Problem(M, N, K, out, static_cast<float>(scaleA), static_cast<float>(scaleB), in, l)
+                            : gemmProblem(M, N, K, in, out, l);
+    if (splitK > 1) {
+      // Split-K adds nothing to the error bound: the partial sums and their
+      // sum are one f32 summation of the K products in another order, which
+      // the bound K*2^-24*sum|a||b| covers in any order; the scales and C's
+      // rounding are the reduction's, as the whole kernel's.
+      TensorSpec partials{"partials", DType::f32, {splitK * M, N}};
+      partials.scratch = true;
+      prob.tensors.push_back(partials);
+      std::vector<ScalarSpec> reduceScalars = prob.scalars;  // after partials and C
+      for (size_t i = 0; i < reduceScalars.size(); ++i)
+        reduceScalars[i].position = 2 + i;
+      prob.launches = {{{{"part", "partial"}}, {0, 1, 3}, {}}, {{{"part", "reduce"}}, {3, 2}, reduceScalars}};
+    }
+    return prob;
   };
   return info;
 }
 
-Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out) {
+namespace {
+/// Element (i, k) of A and (k, j) of B as `layout` stores them.
+struct OperandIndex {
+  int64_t M, N, K;
+  GemmLayout layout;
+  int64_t a(int64_t i, int64_t k) const { return layout.transA ? k * M + i : i * K + k; }
+  int64_t b(int64_t k, int64_t j) const { return layout.transB ? j * K + k : k * N + j; }
+};
+} // namespace
+
+Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out, GemmLayout layout) {
   Problem prob;
-  prob.tensors = {{"A", in, {M, K}}, {"B", in, {K, N}}, {"C", out, {M, N}, /*output=*/true}};
+  prob.tensors = {{"A", in, layout.transA ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}},
+                  {"B", in, layout.transB ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}},
+                  {"C", out, {M, N}, /*output=*/true}};
+  const OperandIndex at{M, N, K, layout};
   // Inputs are exact in their type and their products are exact in f32
   // (8- or 11-bit significands), so the only error is f32 accumulation over K
   // terms, at most K * 2^-24 * sum|a||b| in any summation order, then the
@@ -247,14 +401,13 @@ Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out) {
       std::fill(mag.begin(), mag.end(), 0.0);
       std::fill(flushable.begin(), flushable.end(), 0.0);
       for (int64_t k = 0; k < K; ++k) {
-        const double aik = a[i * K + k];
+        const double aik = a[at.a(i, k)];
         const bool aSubnormal = std::fabs(aik) < subnormalBelow;
-        const double *brow = &b[k * N];
         for (int64_t j = 0; j < N; ++j) {
-          const double p = aik * brow[j];
+          const double bkj = b[at.b(k, j)], p = aik * bkj;
           row[j] += p;
           mag[j] += std::fabs(p);
-          if (aSubnormal || std::fabs(brow[j]) < subnormalBelow)
+          if (aSubnormal || std::fabs(bkj) < subnormalBelow)
             flushable[j] += std::fabs(p);
         }
       }
@@ -267,8 +420,10 @@ Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out) {
   return prob;
 }
 
-Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB, DType in) {
-  Problem prob = gemmProblem(M, N, K, in, out);
+Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB, DType in,
+                       GemmLayout layout) {
+  Problem prob = gemmProblem(M, N, K, in, out, layout);
+  const OperandIndex at{M, N, K, layout};
   // Kernel arguments: A, B, C, then scale_a, scale_b (buildGemm's order).
   prob.scalars = {{"scale_a", scaleA, 3}, {"scale_b", scaleB, 4}};
   // Inputs are exact in their type and their products are exact in f32:
@@ -297,11 +452,11 @@ Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA,
       double *row = &c[i * N];
       std::fill(mag.begin(), mag.end(), 0.0);
       for (int64_t k = 0; k < K; ++k) {
-        const double aik = a[i * K + k];
-        const double *brow = &b[k * N];
+        const double aik = a[at.a(i, k)];
         for (int64_t j = 0; j < N; ++j) {
-          row[j] += aik * brow[j];
-          mag[j] += std::fabs(aik * brow[j]);
+          const double p = aik * b[at.b(k, j)];
+          row[j] += p;
+          mag[j] += std::fabs(p);
         }
       }
       for (int64_t j = 0; j < N; ++j) {

@@ -14,6 +14,16 @@ namespace tilec::kernels {
 /// One compiled GEMM variant. Problem sizes (M, N, K) are not part of it: they
 /// are read from the tensors at run time.
 struct GemmConfig {
+  /// How A and B are stored (`-p layout=nn|nt|tn|tt`, A's letter first): n
+  /// row-major as written, A [M, K] and B [K, N]; t transposed, A stored
+  /// [K, M] and B [N, K] (nn.Linear's weight: C = A @ W^T is layout nt).
+  bool transA = false;
+  bool transB = false;
+  /// B's LDS tile: N x K (k contiguous, where every target reads the operand
+  /// with wide LDS reads; B stored [K, N] is transposed on the way in) or
+  /// K x N (as B [K, N] is stored; NVIDIA reads it with ldmatrix.trans, and
+  /// cp.async can move it). A's tile is always M x K.
+  enum class BTile { NK, KN } bTile = BTile::NK;
   DType dtype = DType::bf16; ///< A and B (bf16, f16, fp8e4m3fnuz or fp8e5m2fnuz)
   DType out = DType::f32;    ///< C (f32 or bf16); accumulation is always f32
   int64_t blockM = 128;      ///< rows of C per workgroup
@@ -31,19 +41,27 @@ struct GemmConfig {
   /// reuse; XCD remap for gfx942's chiplets).
   int64_t groupM = 1;
   int64_t xcds = 1;
-  /// What the kernel may assume of K and N (dsl::TensorOptions::divisibility
-  /// of A and of B): a power of two; 0 = 16 bytes' worth of elements (8 for
-  /// bf16/f16, 16 for fp8), which lets the A and B tiles move 16 bytes per
-  /// global load. Launches refuse tensors that break it.
-  int64_t divisibilityK = 0;
-  int64_t divisibilityN = 0;
+  /// What the kernel may assume of the inner (contiguous) extent of A (K for
+  /// layout n, M for t) and of B (N for n, K for t)
+  /// (dsl::TensorOptions::divisibility): a power of two; 0 = 16 bytes' worth
+  /// of elements (8 for bf16/f16, 16 for fp8), which lets the A and B tiles
+  /// move 16 bytes per global load. Launches refuse tensors that break it.
+  int64_t divisibilityA = 0;
+  int64_t divisibilityB = 0;
+  /// Split-K (`-p split_k=S`, S > 1; for skinny problems, M <= 64): a grid of
+  /// S workgroups per C tile, slice s summing its share of the k steps into
+  /// f32 `partials` [S * M, N] (part Partial); then part Reduce sums the S
+  /// slices in the fixed order s = 0, 1, ... (deterministic: the same bits
+  /// every run, no atomics), applies the fp8 scales and writes C.
+  int64_t splitK = 1;
+  enum class Part { Partial, Reduce } part = Part::Partial;
   /// Matrix instructions: the compiler's choice (sm_90a: warpgroup wgmma where
   /// the tile allows), wave-level only (mma.sync, for comparison) or wgmma only.
   dsl::MatrixScope instr = dsl::MatrixScope::Auto;
 };
 
-/// The divisibility a GEMM kernel for K (or N) = `extent` may assume: the
-/// largest power of two dividing it, up to 16 bytes of `dtype`.
+/// The divisibility a GEMM kernel for an inner extent `extent` of A or B may
+/// assume: the largest power of two dividing it, up to 16 bytes of `dtype`.
 int64_t gemmDivisibility(int64_t extent, DType dtype);
 
 /// "gemm_bf16_f32_128x128x32_w4_s2": the kernel symbol encodes the configuration.
@@ -54,14 +72,20 @@ int64_t gemmLdsBytes(const GemmConfig &config);
 
 Result<Kernel> buildGemm(const GemmConfig &config);
 
-/// The problem C[M,N] = A[M,K] @ B[K,N] with its CPU reference (double).
-Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out);
+/// How a GEMM problem's operands are stored (GemmConfig::transA, transB).
+struct GemmLayout {
+  bool transA = false, transB = false;
+};
+
+/// The problem C[M,N] = A[M,K] @ B[K,N] with its CPU reference (double); A
+/// and B stored as `layout` says.
+Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out, GemmLayout layout = {});
 
 /// The fp8 problem C[M,N] = scale_a * scale_b * (A[M,K] @ B[K,N]), A and B
 /// of type `in`: e4m3fnuz (dtype=fp8) or e5m2fnuz (dtype=bf8); the scales are
 /// f32 kernel arguments 3 and 4 (after C).
 Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB,
-                       DType in = DType::fp8e4m3fnuz);
+                       DType in = DType::fp8e4m3fnuz, GemmLayout layout = {});
 
 /// The registry entry (`tilec --kernel=gemm -p M=... -p dtype=...`).
 KernelInfo gemmKernelInfo();

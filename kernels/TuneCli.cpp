@@ -104,14 +104,14 @@ int runTuneCommand(const KernelInfo &kernel, const KernelParams &params,
   }
 
   const char *timeLabel = modelled ? "modelled" : "measured";
-  out << "  #  block_m block_n block_k waves stages  " << pad("instruction", 26) << "vgpr agpr   lds  occ  "
+  out << "  #  block_m block_n block_k waves stages split_k  " << pad("instruction", 26) << "vgpr agpr   lds  occ  "
       << pad(timeLabel, 10) << "% peak\n";
   for (size_t i = 0; i < rec.ranking.size(); ++i) {
     const RankedCandidate &c = rec.ranking[i];
     char line[256];
-    std::snprintf(line, sizeof line, "%3zu  %7lld %7lld %7lld %5d %6d  %s%4d %4d %6lld %3d  %s%5.1f%%\n", i + 1,
+    std::snprintf(line, sizeof line, "%3zu  %7lld %7lld %7lld %5d %6d %7d  %s%4d %4d %6lld %3d  %s%5.1f%%\n", i + 1,
                   (long long)c.tile.blockM, (long long)c.tile.blockN, (long long)c.tile.blockK, c.tile.waves,
-                  c.tile.stages, pad(c.instr, 26).c_str(), c.vgpr, c.agpr, (long long)c.ldsBytes, c.occupancy,
+                  c.tile.stages, c.tile.splitK, pad(c.instr, 26).c_str(), c.vgpr, c.agpr, (long long)c.ldsBytes, c.occupancy,
                   pad(duration(c.seconds), 10).c_str(), c.pctOfPeak);
     out << line;
   }

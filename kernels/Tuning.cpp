@@ -32,9 +32,10 @@ Result<tune::TunableGemm> tunableGemm(const KernelInfo &kernel, const KernelPara
     return Error{prob.error()};
   tune::TunableGemm g;
   g.name = kernel.name;
-  g.problem.M = prob->tensors[0].shape[0];
-  g.problem.K = prob->tensors[0].shape[1];
-  g.problem.N = prob->tensors[1].shape[1];
+  // C is [M, N]; A holds M*K elements whichever way it is stored (layout).
+  g.problem.M = prob->tensors[2].shape[0];
+  g.problem.N = prob->tensors[2].shape[1];
+  g.problem.K = prob->tensors[0].shape[0] * prob->tensors[0].shape[1] / g.problem.M;
   g.problem.in = *parseElemType(mlirTypeName(prob->tensors[0].dtype));
   g.problem.out = *parseElemType(mlirTypeName(prob->tensors[2].dtype));
 

@@ -8,23 +8,29 @@ shapes below. No torch here: both sides import it.
 
 ARCH = "sm_90a"
 
-# ---- GEMM: C[M,N] (bf16) = A[M,K] @ B[K,N], A and B row-major bf16 ---------------------
+# ---- GEMM: C[M,N] (bf16) = x @ W^T as F.linear computes it: x [M,K] row-major, W [N,K] ---------
+# (nn.Linear's weight), both bf16: tilec's layout nt, no transposed copy.
 GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4097, 4097, 4097), (4095, 4095, 4095),
                (1000, 1000, 777), (16, 4096, 4096), (4096, 14336, 4096)]
-# "block_m block_n block_k waves stages group_m [instr]"; skinny ones for M <= 64.
-# The first is the NVIDIA default (kernels/Gemm.cpp; sm_90a picks warpgroup
-# wgmma for these tiles); the others are what the tuner would weigh it
-# against, and "mma" ones the warp-level mma.sync path for comparison.
+GEMM_LAYOUT = "nt"
+# "block_m block_n block_k waves stages group_m [instr] [split_k]"; skinny ones
+# for M <= 64. The first is the NVIDIA default (kernels/Gemm.cpp; sm_90a picks
+# warpgroup wgmma for these tiles); the others are what the tuner would weigh
+# it against, "mma" ones the warp-level mma.sync path for comparison. A
+# split_k > 1 launches the partial-sum kernel over split_k slices of K, then
+# the fixed-order reduction.
 GEMM_BIG = ["128 128 64 8 3 8", "128 128 32 8 3 1", "128 128 32 8 4 1", "128 256 32 8 3 1", "128 256 32 8 3 8",
             "128 256 64 8 3 8", "256 128 32 8 3 1", "64 128 32 4 4 1", "128 256 64 8 4 8", "256 128 64 8 3 8",
             "128 128 64 8 3 8 mma", "128 256 64 8 3 8 mma"]
-GEMM_SKINNY = ["16 64 64 4 4 1", "16 64 128 4 4 1", "16 32 128 2 4 1", "32 64 64 4 4 1", "16 128 64 4 4 1"]
+GEMM_SKINNY = ["16 64 64 4 4 1", "16 64 128 4 4 1", "16 32 128 2 4 1", "32 64 64 4 4 1", "16 128 64 4 4 1",
+               "16 64 64 4 4 1 4", "16 64 64 4 4 1 8", "16 128 64 4 4 1 8"]
 GEMM_SKINNY_MAX_M = 64
 
 
 def gemm_divisibility(extent, elem_bytes=2):
     """The largest power of two dividing `extent`, up to 16 bytes of elements:
-    what the gemm kernel assumes of N and K (kernels/Gemm.cpp, gemmDivisibility)."""
+    what the gemm kernel assumes of an operand's inner extent (kernels/Gemm.cpp,
+    gemmDivisibility)."""
     d = 1
     while d < 16 // elem_bytes and extent % (2 * d) == 0:
         d *= 2
@@ -35,15 +41,36 @@ def gemm_configs(m):
     return GEMM_SKINNY if m <= GEMM_SKINNY_MAX_M else GEMM_BIG
 
 
-def gemm_key(m, n, k, config):
-    """Kernels depend on the configuration and on the divisibility of K and N only."""
-    return "gemm/div%dx%d/%s" % (gemm_divisibility(k), gemm_divisibility(n), config.replace(" ", "_"))
+def gemm_split_k(config):
+    extra = [f for f in config.split()[6:] if f.isdigit()]
+    return int(extra[0]) if extra else 1
 
 
-def _gemm_params(m, n, k, config):
-    bm, bn, bk, w, st, gm, *instr = config.split()
-    return {"M": m, "N": n, "K": k, "out": "bf16", "block_m": bm, "block_n": bn, "block_k": bk, "waves": w,
-            "stages": st, "group_m": gm, "instr": instr[0] if instr else "auto"}
+def gemm_instr(config):
+    extra = [f for f in config.split()[6:] if not f.isdigit()]
+    return extra[0] if extra else "auto"
+
+
+def gemm_key(m, n, k, config, part=None):
+    """Kernels depend on the configuration and on the divisibility of the
+    operands' inner extents only (layout nt: K for both)."""
+    return "gemm/%s/div%dx%d/%s%s" % (GEMM_LAYOUT, gemm_divisibility(k), gemm_divisibility(k),
+                                      config.replace(" ", "_"), "/" + part if part else "")
+
+
+def _gemm_params(m, n, k, config, part=None):
+    bm, bn, bk, w, st, gm = config.split()[:6]
+    p = {"M": m, "N": n, "K": k, "layout": GEMM_LAYOUT, "out": "bf16", "block_m": bm, "block_n": bn,
+         "block_k": bk, "waves": w, "stages": st, "group_m": gm, "instr": gemm_instr(config)}
+    if gemm_split_k(config) > 1:
+        p["split_k"] = gemm_split_k(config)
+        p["part"] = part
+    return p
+
+
+def gemm_parts(config):
+    """The kernels one launch sequence of `config` runs, in order."""
+    return ["partial", "reduce"] if gemm_split_k(config) > 1 else [None]
 
 
 # ---- Attention forward: packed [total, heads * D] layout -------------------------------------
@@ -196,7 +223,8 @@ def compile_jobs():
 
     for (m, n, k) in GEMM_SHAPES:
         for i, c in enumerate(gemm_configs(m)):
-            add(gemm_key(m, n, k, c), "gemm", _gemm_params(m, n, k, c), False)
+            for part in gemm_parts(c):
+                add(gemm_key(m, n, k, c, part), "gemm", _gemm_params(m, n, k, c, part), False)
     for causal in (1, 0):
         for i, cfg in enumerate(ATTN_CONFIGS):
             add(attn_key(ATTN["heads"], causal, cfg), "attention", _attn_params(ATTN["heads"], causal, cfg), i == 0)

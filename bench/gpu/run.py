@@ -69,16 +69,31 @@ class Case:
 
 
 class Gemm(Case):
+    """C = A @ B^T with B the nn.Linear weight [N, K] (F.linear; tilec's layout nt).
+    A split-K configuration writes f32 partial sums to `partials` (split_k
+    slices of M rows), which the reduce kernel sums in a fixed order."""
     family = "gemm"
     outputs = ("C",)
 
     def __init__(self, m, n, k):
         super().__init__("%dx%dx%d" % (m, n, k))
         self.m, self.n, self.k = m, n, k
-        self.tensors = {"A": ((m, k), "bf16"), "B": ((k, n), "bf16"), "C": ((m, n), "bf16")}
+        self.tensors = {"A": ((m, k), "bf16"), "B": ((n, k), "bf16"), "C": ((m, n), "bf16")}
+        split = max(plan.gemm_split_k(c) for c in plan.gemm_configs(m))
+        if split > 1:
+            self.tensors["partials"] = ((split * m, n), "f32")
+            self.scratch = ("partials",)
         self.work = {"flop": 2.0 * m * n * k}
         for c in plan.gemm_configs(m):
-            self.variant(c, [(plan.gemm_key(m, n, k, c), ["A", "B", "C"])])
+            s = plan.gemm_split_k(c)
+            if s == 1:
+                self.variant(c, [(plan.gemm_key(m, n, k, c), ["A", "B", "C"])])
+            else:
+                view = "partials%d" % s
+                self.tensors[view] = ((s * m, n), "f32")
+                self.views[view] = "partials"
+                self.variant(c, [(plan.gemm_key(m, n, k, c, "partial"), ["A", "B", view]),
+                                 (plan.gemm_key(m, n, k, c, "reduce"), [view, "C"])])
 
 
 ATTN_ARGS = ["Q", "K", "V", "O", "LSE", "cu_seqlens_q", "cu_seqlens_k", "softmax_scale", "max_seqlen_q", "batch"]
@@ -314,6 +329,8 @@ def all_cases():
 
 
 def kernel_arg_name(case, name):
+    if isinstance(case, Gemm) and name.startswith("partials"):
+        return "partials"  # partials4 is the kernel's partials (a view of the largest)
     return PagedDecode.kernel_arg_name(name) if isinstance(case, (PagedDecode, MlaDecode)) else name
 
 
@@ -453,12 +470,11 @@ def gpu_main(root, args):
         if isinstance(case, Gemm):
             T["A"].copy_(randn(T["A"].shape))
             T["B"].copy_(randn(T["B"].shape))
-            ref = {"C": T["A"].double() @ T["B"].double()}
-            Bt = T["B"].t().contiguous()
-            A, Bm = T["A"], T["B"]
-            base = {"torch.matmul": lambda: torch.matmul(A, Bm), "F.linear": lambda: F.linear(A, Bt)}
+            ref = {"C": T["A"].double() @ T["B"].double().t()}
+            A, W = T["A"], T["B"]  # W: the nn.Linear weight [N, K], as tilec reads it (layout nt)
+            base = {"F.linear": lambda: F.linear(A, W), "torch.matmul": lambda: torch.matmul(A, W.t())}
             # bf16 output: one rounding (2^-9 relative on average) over f32 sums.
-            return ref, {"C": 1e-2}, base, {"torch.matmul": rel_err(torch.matmul(A, Bm), ref["C"])}
+            return ref, {"C": 1e-2}, base, {"F.linear": rel_err(F.linear(A, W), ref["C"])}
         if isinstance(case, Attention):
             return setup_attention(case, T)
         if isinstance(case, PagedDecode):

@@ -24,7 +24,7 @@
 //   if (!k.ok()) fprintf(stderr, "%s\n", k.error().c_str());
 //
 // Vocabulary (ThunderKittens-style: global tensors, LDS tiles, register tiles):
-//   data movement  load / gather (global -> tile), store (tile -> global), copy (tile -> tile,
+//   data movement  load (optionally transposed into LDS) / gather (global -> tile), store (tile -> global), copy (tile -> tile,
 //                  optionally transposed into LDS)
 //   tensors        window (a clipped window of a tensor: one sequence or head of a packed
 //                  tensor), loadIndex (an i32 element as an Index: offsets, block tables)

@@ -4,8 +4,21 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tilec {
+
+/// One LDS tile of a kernel as the compiler laid it out: how wide its
+/// accesses are (what tilec-allocate-lds chose) and what its bank-conflict
+/// model counts.
+struct LdsTileReport {
+  std::string name;          ///< the DSL's tile name (e.g. a_lds)
+  std::string role;          ///< "A" or "B" for a gemm operand, else empty
+  int64_t bytes = 0;         ///< all its buffers
+  int readBytes = 0;         ///< gemm operand reads: bytes per LDS read (0: not a gemm operand)
+  int writeBytes = 0;        ///< bytes per LDS write of its loads
+  int64_t bankConflicts = 0; ///< modelled extra LDS cycles per pass over the tile
+};
 
 /// Which JIT produced a code object.
 enum class JitKind { HipRTC, Clang };
@@ -29,10 +42,12 @@ struct Report {
   int matrixInstructions = 0;  ///< v_mfma_* / v_wmma_* in the disassembly
   int64_t codeObjectBytes = 0;
   bool fromCache = false;
+  std::vector<LdsTileReport> ldsTiles;  ///< from the compiler's layout of LDS, in tile order
 
   /// One JSON object (keys: kernel, target, jit, vgpr, agpr, sgpr, lds_bytes,
   /// scratch_bytes, vgpr_spills, sgpr_spills, wave_size, occupancy,
-  /// matrix_instructions, code_object_bytes, cached).
+  /// matrix_instructions, code_object_bytes, cached, lds_tiles: [{name, role,
+  /// bytes, read_bytes, write_bytes, bank_conflicts}]).
   std::string toJson() const;
   /// Human-readable multi-line summary.
   std::string toText() const;

@@ -231,6 +231,8 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   out.codeObject = std::move(code->elf);
   out.assembly = std::move(code->assembly);
   out.report = std::move(*report);
+  for (const EmittedLdsTile &t : hip->ldsTiles)
+    out.report.ldsTiles.push_back({t.name, t.role, t.bytes, t.readBytes, t.writeBytes, t.bankConflicts});
   out.numWaves = hip->numWaves;
   out.waveSize = hip->waveSize;
   out.paramTypes = hip->paramTypes;

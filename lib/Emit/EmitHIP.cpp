@@ -53,6 +53,30 @@ std::string floatLiteral(double v) {
   return s + "f";
 }
 
+/// What the report says of LDS tile `a`: its role as a gemm operand and its
+/// access widths (tilec-allocate-lds's choice).
+EmittedLdsTile ldsTileReport(tile::AllocOp a, int64_t writeVec, int64_t readVec) {
+  const int64_t eb = std::max<int64_t>(1, a.getType().getElementType().getIntOrFloatBitWidth() / 8);
+  EmittedLdsTile r;
+  r.name = a.displayName();
+  auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
+  auto conflicts = a->getAttrOfType<IntegerAttr>(pattr::kBankConflicts);
+  r.bytes = bytes ? bytes.getInt() : 0;
+  r.bankConflicts = conflicts ? conflicts.getInt() : 0;
+  r.writeBytes = static_cast<int>(writeVec * eb);
+  SmallVector<Value> values = {a.getResult()};
+  for (Operation *u : a->getUsers())
+    if (auto v = dyn_cast<tile::ViewOp>(u))
+      values.push_back(v.getResult());
+  for (Value v : values)
+    for (Operation *u : v.getUsers())
+      if (auto g = dyn_cast<tile::GemmOp>(u); g && (g.getA() == v || g.getB() == v)) {
+        r.role = g.getA() == v ? "A" : "B";
+        r.readBytes = static_cast<int>(readVec * eb);
+      }
+  return r;
+}
+
 class Emitter {
 public:
   Emitter(func::FuncOp f, const TargetInfo &t) : f(f), target(t) {}
@@ -62,6 +86,7 @@ private:
   func::FuncOp f;
   const TargetInfo &target;
   std::string body;
+  std::vector<EmittedLdsTile> ldsTiles;  // the LDS tiles as declared, for the report
   llvm::raw_string_ostream os{body};
   llvm::DenseMap<Value, std::string> names;  // SSA value -> C expression
   int indent = 1;
@@ -336,6 +361,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
                       llvm::formatv(", {0}, {1}", writeVec, readVec).str();
           if (colBlock)
             swizzle += llvm::formatv(", {0}", colBlock.getInt()).str();
+          ldsTiles.push_back(ldsTileReport(a, writeVec, readVec));
           line() << "const tl::Lds<" << *ct << ", " << t.rows() << ", " << t.cols() << ", "
                  << rs.getInt() << swizzle << "> " << n << "{(" << *ct << " *)(tl_lds + " << off.getInt()
                  << ")};  // " << a.displayName() << "\n";
@@ -346,8 +372,14 @@ LogicalResult Emitter::emitOp(Operation &op) {
           if (failed(ct))
             return failure();
           const int64_t run = accessWidth(a, pattr::kLoadVec);
+          // Committed transposed: blocks of as many rows as the LDS tile's writes are wide.
+          int64_t block = 1;
+          for (Operation *u : a->getUsers())
+            if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getTranspose())
+              block = accessWidth(rootAllocOf(c.getDest()), pattr::kWriteVec);
           line() << "tl::Staging<" << *ct << ", " << t.rows() << ", " << t.cols() << ", " << threads
-                 << (run > 1 ? ", " + std::to_string(run) : std::string()) << "> " << n << ";  // "
+                 << (run > 1 || block > 1 ? ", " + std::to_string(run) : std::string())
+                 << (block > 1 ? ", " + std::to_string(block) : std::string()) << "> " << n << ";  // "
                  << a.displayName() << "\n";
           return success();
         }
@@ -391,7 +423,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return success();
         }
         const int64_t run = loadVecOf(l.getDest());
-        line() << (l->hasAttr(tile::attr::kAsync) ? "tl::load_tile_async<" : "tl::load_tile<") << threads << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
+        line() << (l->hasAttr(tile::attr::kAsync) ? "tl::load_tile_async<"
+                   : l.getTranspose()              ? "tl::load_tile_transposed<"
+                                                   : "tl::load_tile<")
+               << threads << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
                << name(l.getDest()) << ", "
                << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
         return success();
@@ -447,7 +482,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return success();
         }
         if (layout && layout.getValue() == "staging") {
-          line() << "tl::commit(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+          line() << (c.getTranspose() ? "tl::commit_transposed(" : "tl::commit(") << name(c.getDest()) << ", "
+                 << name(c.getSource()) << ");\n";
           return success();
         }
         if (c.getTranspose()) {
@@ -660,6 +696,7 @@ FailureOr<EmittedKernel> Emitter::run() {
     ss << "  TL_LDS(tl_lds, " << out.ldsBytes << ");\n";
   ss << views << body << "}\n";
   out.source = std::move(src);
+  out.ldsTiles = std::move(ldsTiles);
   return out;
 }
 

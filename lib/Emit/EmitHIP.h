@@ -14,6 +14,17 @@
 
 namespace tilec {
 
+/// One LDS tile as laid out (tilec-allocate-lds) and declared, for the
+/// report (tilec::LdsTileReport).
+struct EmittedLdsTile {
+  std::string name;          ///< the tile's name in the IR
+  std::string role;          ///< "A" or "B" for a gemm operand, else empty
+  int64_t bytes = 0;         ///< all its buffers
+  int readBytes = 0;         ///< bytes per LDS read of a gemm operand (0: no gemm reads it)
+  int writeBytes = 0;        ///< bytes per LDS write of its loads
+  int64_t bankConflicts = 0; ///< modelled extra LDS cycles
+};
+
 struct EmittedKernel {
   std::string name;       ///< kernel symbol: the function name + "_" + arch
   std::string source;     ///< HIP C++; includes "tilec_prelude.h"
@@ -32,6 +43,8 @@ struct EmittedKernel {
   /// what packs elementwise f32 math into v_pk_* instructions, so the others
   /// keep -O3.
   std::vector<std::string> jitOptions;
+  /// The LDS tiles with their access widths, for the report.
+  std::vector<EmittedLdsTile> ldsTiles;
 };
 
 /// Emits `kernel` as HIP C++ for `target`. Unsupported constructs are reported

@@ -208,6 +208,13 @@ std::string encodeCompiledKernel(const CompiledKernel &k) {
   w.i64(static_cast<int64_t>(k.remarks.size()));
   for (const std::string &m : k.remarks)
     w.str(m);
+  w.i64(static_cast<int64_t>(r.ldsTiles.size()));
+  for (const LdsTileReport &t : r.ldsTiles) {
+    w.str(t.name);
+    w.str(t.role);
+    for (int64_t v : {t.bytes, int64_t(t.readBytes), int64_t(t.writeBytes), t.bankConflicts})
+      w.i64(v);
+  }
   return std::move(w.out);
 }
 
@@ -248,6 +255,13 @@ std::optional<CompiledKernel> decodeCompiledKernel(std::string_view payload) {
       if (!in.str(s))
         return std::nullopt;
   }
+  if (!in.count(n))
+    return std::nullopt;
+  r.ldsTiles.resize(n);
+  for (LdsTileReport &t : r.ldsTiles)
+    if (!in.str(t.name) || !in.str(t.role) || !in.integer(t.bytes) || !in.integer(t.readBytes) ||
+        !in.integer(t.writeBytes) || !in.integer(t.bankConflicts))
+      return std::nullopt;
   if (!in.done())
     return std::nullopt;
   return k;

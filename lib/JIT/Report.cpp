@@ -27,6 +27,15 @@ std::string Report::toJson() const {
       {"code_object_bytes", codeObjectBytes},
       {"cached", fromCache},
   };
+  llvm::json::Array tiles;
+  for (const LdsTileReport &t : ldsTiles)
+    tiles.push_back(llvm::json::Object{{"name", t.name},
+                                       {"role", t.role},
+                                       {"bytes", t.bytes},
+                                       {"read_bytes", t.readBytes},
+                                       {"write_bytes", t.writeBytes},
+                                       {"bank_conflicts", t.bankConflicts}});
+  object["lds_tiles"] = std::move(tiles);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(object));
@@ -44,6 +53,11 @@ std::string Report::toText() const {
   text += fmt::format("  occupancy    {} waves/SIMD\n", occupancy);
   text += fmt::format("  matrix ops   {}\n", matrixInstructions);
   text += fmt::format("  code object  {} bytes\n", codeObjectBytes);
+  for (const LdsTileReport &t : ldsTiles)
+    text += fmt::format("  lds tile     {}{}: {} bytes, {}-byte writes, {}, {} modelled conflict cycles\n", t.name,
+                        t.role.empty() ? "" : " (operand " + t.role + ")", t.bytes, t.writeBytes,
+                        t.readBytes > 0 ? fmt::format("{}-byte operand reads", t.readBytes) : std::string("no operand reads"),
+                        t.bankConflicts);
   return text;
 }
 

@@ -142,11 +142,40 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
   for (Operation *user : users) {
     Value dest;
     bool runs = false;  // written in runs (load, gather, staging copy), else element by element
-    if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest(), runs = true;
+    bool transposed = false;
+    if (auto l = dyn_cast<tile::LoadOp>(user)) dest = l.getDest(), runs = true, transposed = l.getTranspose();
     else if (auto g = dyn_cast<tile::GatherOp>(user)) dest = g.getDest(), runs = true;
     else if (auto f = dyn_cast<tile::FillOp>(user)) dest = f.getDest();
     else if (auto c = dyn_cast<tile::CopyOp>(user); c && isStaging(c.getSource()))
-      dest = c.getDest(), runs = true;  // a staging tile is written as load_tile writes
+      dest = c.getDest(), runs = true, transposed = c.getTranspose();  // as load_tile (transposed) writes
+    if (dest && isTile(dest) && transposed) {
+      // load_tile_transposed / commit_transposed (the prelude's block_row,
+      // block_col): thread t takes blocks t, t + threads, ... of `write`
+      // window rows by `load` window columns (the window is cols x rows;
+      // blocks run down its rows first, or row-major when `write` is 1), and
+      // writes each window column of its block as `write` elements along a
+      // tile row, in the rotated order of the prelude's transpose_rotation.
+      const int64_t threads = int64_t(waves) * ws, v = widths.load, kb = widths.write;
+      const int64_t blocks = rows * cols / (v * kb);
+      int64_t rotation = 1;  // the prelude's transpose_rotation: run j writes row c + (e ^ (j % rotation))
+      while (rotation * 2 <= v && rotation * 2 * layout.stride * eb <= 128)
+        rotation *= 2;
+      for (int64_t base = 0; base < blocks; base += threads)
+        for (int w = 0; w < waves; ++w)
+          for (int64_t e = 0; e < v; ++e) {
+            for (int l = 0; l < ws; ++l) {
+              const int64_t blk = base + int64_t(w) * ws + l;
+              const int64_t r = kb == 1 ? blk * v / rows : blk % (cols / kb) * kb;  // window row
+              const int64_t c = kb == 1 ? blk * v % rows : blk / (cols / kb) * v;   // window column
+              if (blk < blocks)
+                add(l, c + (e ^ (c / v % rotation)), r, kb);
+            }
+            flush();
+            if (stopped)
+              return;
+          }
+      continue;
+    }
     if (dest && isTile(dest)) {
       const int64_t run = runs ? widths.load : 1, write = runs ? widths.write : 1;
       const int64_t threads = int64_t(waves) * ws, n = rows * cols / run;
@@ -371,7 +400,10 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       LdsLayout layout{t.cols()};
       // The widest accesses the tile's users allow; the layout may narrow them.
       const int64_t run = t.getRank() == 2 ? tileLoadRun(a, elemBytes) : 1;
-      const AccessWidths limits{run, run, t.getRank() == 2 ? operandReadLimit(a, *target, elemBytes) : 1};
+      const bool transposed = t.getRank() == 2 && writtenTransposed(a);
+      const int64_t write =
+          transposed ? transposedWriteLimit(t.cols(), t.rows(), run, int64_t(waves) * target->waveSize, elemBytes) : run;
+      const AccessWidths limits{run, write, t.getRank() == 2 ? operandReadLimit(a, *target, elemBytes) : 1};
       std::optional<LdsCost> best;  // the chosen layout's cost, when the search chose it
       const std::optional<LdsLayout> forWgmma = t.getRank() == 2 ? wgmmaLayout(a, *target, elemBytes) : std::nullopt;
       if (forWgmma) {

@@ -95,7 +95,8 @@ int64_t rowRunOf(Value source, Value col, tile::TileType t, int64_t elemBytes) {
   if (!div)
     return 1;
   for (int64_t w = 16 / elemBytes; w >= 2; w /= 2)
-    if (div.getInt() % w == 0 && (multiple == 0 || multiple % w == 0) && t.cols() % w == 0)
+    if (div.getInt() % w == 0 && (multiple == 0 || multiple % w == 0) &&
+        (l.getTranspose() ? t.rows() : t.cols()) % w == 0)
       return w;
   return 1;
 }
@@ -111,6 +112,29 @@ int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
 
 int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes) {
   return rowRunOf(g.getSource(), g.getCol(), cast<tile::TileType>(g.getDest().getType()), elemBytes);
+}
+
+int64_t transposedWriteLimit(int64_t rows, int64_t cols, int64_t run, int64_t threads, int64_t elemBytes) {
+  const int64_t least = std::max<int64_t>(1, 4 / elemBytes), runs = std::max<int64_t>(1, rows * cols / run);
+  int64_t w = std::max<int64_t>(1, 16 / elemBytes);
+  while (w > 1 && (rows % w != 0 || (w > least && runs / w < threads)))
+    w /= 2;
+  return w;
+}
+
+bool writtenTransposed(tile::AllocOp a) {
+  SmallVector<Value> values = {a.getResult()};
+  for (Operation *u : a->getUsers())
+    if (auto v = dyn_cast<tile::ViewOp>(u))
+      values.push_back(v.getResult());
+  for (Value v : values)
+    for (Operation *u : v.getUsers()) {
+      if (auto l = dyn_cast<tile::LoadOp>(u); l && l.getDest() == v && l.getTranspose())
+        return true;
+      if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getDest() == v && c.getTranspose() && isStaging(c.getSource()))
+        return true;
+    }
+  return false;
 }
 
 /// The run length of every tile.load that fills LDS tile `a` (directly, or

@@ -37,6 +37,7 @@ int64_t knownMultiple(mlir::Value v);
 /// Tensors without the attribute: 1.
 /// Shared by tilec-allocate-lds (the load width) and tilec-pipeline-loops
 /// (whether a load can be an asynchronous copy of at least 4 bytes).
+/// A transposing load runs along the tile's columns (the window's rows).
 int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes);
 /// The same for a tile.gather: the rows it picks are whole rows of its
 /// source, so the run depends on the source and the column alone.
@@ -49,6 +50,19 @@ int64_t globalRunOf(mlir::Value source, mlir::ValueRange indices, tile::TileType
 /// The wave grid (rows, columns of waves) of a register tile's layout: a
 /// matrix-instruction layout's `wave_grid` or a blocked layout's waves.
 std::optional<std::pair<int64_t, int64_t>> waveGridOf(mlir::Operation *alloc);
+
+/// The widest LDS write of a tile written transposed (tile.load {transpose},
+/// or a staging copy {transpose}): each thread takes blocks of this many rows
+/// of the rows x cols window by `run` columns and writes each column of a
+/// block as one run of the tile. The widest power of two up to 16 bytes that
+/// divides the window's rows and still gives every one of `threads` threads a
+/// block; at least 4 bytes' worth where the rows allow (a tile too small for
+/// every thread keeps 4-byte writes rather than narrower ones).
+int64_t transposedWriteLimit(int64_t rows, int64_t cols, int64_t run, int64_t threads, int64_t elemBytes);
+
+/// Whether LDS tile `a` (or a buffer of it) is written transposed: by a
+/// transposing tile.load, or by a transposing copy of a staging tile.
+bool writtenTransposed(tile::AllocOp a);
 
 /// An access width (`load_vec`, `write_vec`, `read_vec`) that
 /// tilec-allocate-lds recorded on an alloc; 1 when absent.

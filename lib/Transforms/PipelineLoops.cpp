@@ -28,9 +28,11 @@ constexpr const char *kPipelined = "tile.pipelined";
 
 /// Whether `load` can be an asynchronous copy: it moves runs of at least 4
 /// bytes (cp.async's least), as tilec-allocate-lds will size them
-/// (loadRunOf). Otherwise (e.g. a GEMM with an odd K) the loop prefetches
-/// through registers, which moves single elements.
+/// (loadRunOf), untransposed. Otherwise (e.g. a GEMM with an odd K) the loop
+/// prefetches through registers.
 bool asyncCopyable(tile::LoadOp load) {
+  if (load.getTranspose())
+    return false;  // copies move runs as they are; transposing needs registers
   auto t = cast<tile::TileType>(load.getDest().getType());
   const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
   return loadRunOf(load, eb) * eb >= 4;
@@ -234,8 +236,14 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       tile::TileType t = alloc.getType();
       alloc->setAttr(kBuffers, i64(stages));
       OpBuilder ab(alloc->getBlock(), std::next(alloc->getIterator()));
+      // The staging tile holds the window as loaded: a transposing load's is
+      // the tile's transpose, which the commit writes back transposed.
+      const bool transpose = load.getTranspose();
+      SmallVector<int64_t> shape(t.getShape());
+      if (transpose)
+        std::swap(shape[0], shape[1]);
       auto staging = ab.create<tile::AllocOp>(
-          alloc.getLoc(), tile::TileType::get(&getContext(), t.getShape(), t.getElementType(), tile::MemorySpace::reg),
+          alloc.getLoc(), tile::TileType::get(&getContext(), shape, t.getElementType(), tile::MemorySpace::reg),
           ab.getStringAttr(alloc.displayName() + ".prefetch"));
 
       // Prologue: iterations 0 .. S-2 into buffers 0 .. S-2, iteration S-1 into registers.
@@ -246,7 +254,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
         Value dst = staging;
         if (s < stages - 1)
           dst = b.create<tile::ViewOp>(loc, t, alloc, cst(b, s), nullptr);
-        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, dst);
+        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, dst, transpose && s < stages - 1);
       }
 
       // Every other use in the loop reads the buffer of this iteration. (The
@@ -257,7 +265,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       // In place of the load: commit iteration j+S-1, prefetch iteration j+S.
       OpBuilder lb2(load);
       Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
-      lb2.create<tile::CopyOp>(load.getLoc(), staging, nextView);
+      lb2.create<tile::CopyOp>(load.getLoc(), staging, nextView, transpose);
       FailureOr<SmallVector<Value>> idx = indicesAt(lb2, loop, load, ahead);
       if (failed(idx))
         return failure();

@@ -6,21 +6,24 @@
 namespace tilec::tune {
 
 std::map<std::string, std::string> GemmTile::params() const {
-  return {{"block_m", std::to_string(blockM)},
-          {"block_n", std::to_string(blockN)},
-          {"block_k", std::to_string(blockK)},
-          {"waves", std::to_string(waves)},
-          {"stages", std::to_string(stages)}};
+  std::map<std::string, std::string> p = {{"block_m", std::to_string(blockM)},
+                                          {"block_n", std::to_string(blockN)},
+                                          {"block_k", std::to_string(blockK)},
+                                          {"waves", std::to_string(waves)},
+                                          {"stages", std::to_string(stages)}};
+  if (splitK > 1)
+    p["split_k"] = std::to_string(splitK);
+  return p;
 }
 
 std::string GemmTile::flags() const {
   return "-p block_m=" + std::to_string(blockM) + " -p block_n=" + std::to_string(blockN) +
          " -p block_k=" + std::to_string(blockK) + " -p waves=" + std::to_string(waves) +
-         " -p stages=" + std::to_string(stages);
+         " -p stages=" + std::to_string(stages) + (splitK > 1 ? " -p split_k=" + std::to_string(splitK) : "");
 }
 
 const std::vector<std::string> &gemmTuningParams() {
-  static const std::vector<std::string> names = {"block_m", "block_n", "block_k", "waves", "stages"};
+  static const std::vector<std::string> names = {"block_m", "block_n", "block_k", "waves", "stages", "split_k"};
   return names;
 }
 
@@ -32,12 +35,13 @@ std::vector<GemmTile> GemmSpace::enumerate() const {
       for (int64_t bk : blockK)
         for (int w : waves)
           for (int s : stages)
-            out.push_back(GemmTile{bm, bn, bk, w, s});
+            for (int sk : splitK)
+              out.push_back(GemmTile{bm, bn, bk, w, s, sk});
   return out;
 }
 
 size_t GemmSpace::size() const {
-  return blockM.size() * blockN.size() * blockK.size() * waves.size() * stages.size();
+  return blockM.size() * blockN.size() * blockK.size() * waves.size() * stages.size() * splitK.size();
 }
 
 std::string GemmSpace::signature() const {
@@ -52,6 +56,8 @@ std::string GemmSpace::signature() const {
   list("block_k", blockK);
   list("waves", waves);
   list("stages", stages);
+  if (splitK != std::vector<int>{1})
+    list("split_k", splitK);
   return s;
 }
 
@@ -61,6 +67,7 @@ bool GemmSpace::pin(const std::string &name, int64_t value) {
   else if (name == "block_k") blockK = {value};
   else if (name == "waves") waves = {static_cast<int>(value)};
   else if (name == "stages") stages = {static_cast<int>(value)};
+  else if (name == "split_k") splitK = {static_cast<int>(value)};
   else return false;
   return true;
 }

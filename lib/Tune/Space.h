@@ -25,14 +25,16 @@ struct GemmTile {
   int64_t blockM = 128, blockN = 128, blockK = 32;
   int waves = 4;
   int stages = 2;
+  int splitK = 1;  ///< split-K slices (kernels/Gemm.h); 1: none
 
-  /// The registry's `-p` names and values: block_m, block_n, block_k, waves, stages.
+  /// The registry's `-p` names and values: block_m, block_n, block_k, waves,
+  /// stages, and split_k when it is above 1.
   std::map<std::string, std::string> params() const;
-  /// "-p block_m=128 -p block_n=128 -p block_k=32 -p waves=4 -p stages=2".
+  /// "-p block_m=128 -p block_n=128 -p block_k=32 -p waves=4 -p stages=2" (then " -p split_k=S").
   std::string flags() const;
   bool operator==(const GemmTile &o) const {
     return blockM == o.blockM && blockN == o.blockN && blockK == o.blockK && waves == o.waves &&
-           stages == o.stages;
+           stages == o.stages && splitK == o.splitK;
   }
 };
 
@@ -44,6 +46,9 @@ struct GemmSpace {
   std::vector<int64_t> blockK = {16, 32, 64};
   std::vector<int> waves = {1, 2, 4, 8};
   std::vector<int> stages = {1, 2, 3};
+  /// Split-K slices; the tuner widens this to kSkinnySplitK for M <= 64
+  /// (unless split_k is given) when it ranks by the model.
+  std::vector<int> splitK = {1};
 
   /// Every point, in a fixed order (block_m, block_n, block_k, waves, stages).
   std::vector<GemmTile> enumerate() const;
@@ -54,6 +59,10 @@ struct GemmSpace {
   /// name that is not a tuning parameter.
   bool pin(const std::string &name, int64_t value);
 };
+
+/// The split-K slice counts the model weighs for skinny problems (M <= 64).
+inline const std::vector<int> kSkinnySplitK = {1, 2, 4, 8};
+inline constexpr int64_t kSkinnyMaxM = 64;
 
 /// The tuning parameters of the GEMM kernel, in `-p` order.
 const std::vector<std::string> &gemmTuningParams();

@@ -82,10 +82,10 @@ namespace {
 
 json::Value toJson(const RankedCandidate &c) {
   return json::Object{{"block_m", c.tile.blockM}, {"block_n", c.tile.blockN}, {"block_k", c.tile.blockK},
-                      {"waves", c.tile.waves},    {"stages", c.tile.stages},  {"kernel", c.kernelName},
-                      {"instr", c.instr},         {"vgpr", c.vgpr},           {"agpr", c.agpr},
-                      {"lds_bytes", c.ldsBytes},  {"occupancy", c.occupancy}, {"seconds", c.seconds},
-                      {"pct_of_peak", c.pctOfPeak}, {"why", c.why}};
+                      {"waves", c.tile.waves},    {"stages", c.tile.stages},  {"split_k", c.tile.splitK},
+                      {"kernel", c.kernelName},   {"instr", c.instr},         {"vgpr", c.vgpr},
+                      {"agpr", c.agpr},           {"lds_bytes", c.ldsBytes},  {"occupancy", c.occupancy},
+                      {"seconds", c.seconds},     {"pct_of_peak", c.pctOfPeak}, {"why", c.why}};
 }
 
 /// Reads one candidate; false when a field is missing or has the wrong type.
@@ -114,6 +114,9 @@ bool fromJson(const json::Object &o, RankedCandidate &c) {
       out = v->str();
     return v.has_value();
   };
+  // split_k: records written before split-K was searched have none (1).
+  if (!i32("split_k", c.tile.splitK))
+    c.tile.splitK = 1;
   return i64("block_m", c.tile.blockM) && i64("block_n", c.tile.blockN) && i64("block_k", c.tile.blockK) &&
          i32("waves", c.tile.waves) && i32("stages", c.tile.stages) && str("kernel", c.kernelName) &&
          str("instr", c.instr) && i32("vgpr", c.vgpr) && i32("agpr", c.agpr) && i64("lds_bytes", c.ldsBytes) &&

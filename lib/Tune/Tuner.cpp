@@ -25,6 +25,27 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+/// modelGemm, and for a split-K candidate (S slices) the GEMM it launches
+/// first, S times the workgroups each over a 1/S share of the k steps (as
+/// the GEMM of S stacked copies of A's row tiles over K/S), plus the
+/// reduction's memory traffic at the device's bandwidth: S f32 slices
+/// written and read, C written.
+CostEstimate modelCandidate(const CostInputs &in, const TargetInfo &target, const DevicePeaks &peaks) {
+  const int64_t S = in.tile.splitK;
+  if (S <= 1)
+    return modelGemm(in, target, peaks);
+  CostInputs split = in;
+  const GemmProblem &p = in.problem;
+  const int64_t steps = (p.K + in.tile.blockK - 1) / in.tile.blockK;
+  split.problem.M = S * ((p.M + in.tile.blockM - 1) / in.tile.blockM) * in.tile.blockM;
+  split.problem.K = (steps + S - 1) / S * in.tile.blockK;
+  CostEstimate e = modelGemm(split, target, peaks);
+  const double outBytes = p.out == ElemType::F32 ? 4 : 2;
+  e.seconds += double(p.M) * double(p.N) * (2.0 * 4 * double(S) + outBytes) / peaks.memoryBytesPerSec;
+  e.pctOfPeak = 100.0 * 2.0 * double(p.M) * double(p.N) * double(p.K) / e.seconds / peakFlops(target, peaks, p.in);
+  return e;
+}
+
 /// The instruction and wave grid tilec-select-matrix-instr wrote on the
 /// tile.gemm of the compiled tile IR.
 std::optional<std::pair<std::string, std::pair<int, int>>> chosenTiling(const std::string &tileIR) {
@@ -183,6 +204,12 @@ Result<TuneResult> tuneKernel(const TunableGemm &kernel, const TuneOptions &opti
     }
   }
 
+  // Skinny problems: the model also weighs split-K (a GPU would time only
+  // the partial-sum kernel of a split-K candidate, so measured tuning keeps
+  // split_k=1 unless it is given).
+  if (p.M <= kSkinnyMaxM && !gpu && !kernel.pinned.count("split_k"))
+    space.splitK = kSkinnySplitK;
+
   TuneCacheKey key{kernel.name, kernel.codeKey, result.shapeClass, options.arch, compilerIdentity(options.jit),
                    space.signature(), gpu ? "measured:" + gpu->description() : "model"};
   TuneCache cache(options.cacheDir, options.onWarning);
@@ -208,7 +235,7 @@ Result<TuneResult> tuneKernel(const TunableGemm &kernel, const TuneOptions &opti
       ++st.pruned[static_cast<size_t>(v.reason)];
       continue;
     }
-    estimates.push_back({modelGemm(CostInputs{p, t, *v.tiling, v.estimatedWorkgroupsPerUnit}, *target, *peaks).seconds,
+    estimates.push_back({modelCandidate(CostInputs{p, t, *v.tiling, v.estimatedWorkgroupsPerUnit}, *target, *peaks).seconds,
                          work.size()});
     work.push_back(Compiled{t, *v.tiling, std::nullopt, {}});
   }
@@ -304,7 +331,7 @@ Result<TuneResult> tuneKernel(const TunableGemm &kernel, const TuneOptions &opti
     rc.agpr = r.agpr;
     rc.ldsBytes = r.ldsBytes;
     rc.occupancy = r.occupancy;
-    CostEstimate e = modelGemm(CostInputs{p, c.tile, tiling, perUnit}, *target, *peaks);
+    CostEstimate e = modelCandidate(CostInputs{p, c.tile, tiling, perUnit}, *target, *peaks);
     rc.seconds = e.seconds;
     rc.pctOfPeak = e.pctOfPeak;
     // The compiled-code model where the target has its facts: it reads the

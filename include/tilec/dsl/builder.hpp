@@ -287,6 +287,11 @@ public:
 
   /// dst[i][j] = src[at[0] + i][at[1] + j]; reads outside `src` give 0. No conversion.
   void load(const Tensor &src, const std::vector<Index> &at, const Tile &dst, SourceLoc loc = {}) {
+    load(src, at, dst, LoadOptions{}, loc);
+  }
+  /// load, with options (LoadOptions::transpose: into an LDS tile transposed).
+  void load(const Tensor &src, const std::vector<Index> &at, const Tile &dst, LoadOptions options,
+            SourceLoc loc = {}) {
     detail::State &s = *state_;
     detail::Call call(&s, loc);
     const char *op = "tile.load";
@@ -294,6 +299,9 @@ public:
     const detail::TileInfo *t = s.tile(dst, op, "destination");
     if (!x || !t || !checkWindow(op, *x, at.size(), *t))
       return;
+    if (options.transpose && (t->space != Space::lds || t->rank() != 2 || x->rank != 2))
+      return s.report(op, "a transposing load goes from a rank-2 tensor into a rank-2 LDS tile, got " + x->str() +
+                              " -> " + t->str());
     if (t->dtype != x->dtype)
       return s.report(op, "element type of tile " + t->str() + " differs from tensor " + x->str() +
                               " (load does not convert: load into a " + mlirTypeName(x->dtype) +
@@ -302,7 +310,7 @@ public:
     if (!idx)
       return;
     s.body.push_back(s.addLine(std::string(op) + " %" + x->ssa + "[" + *idx + "] -> %" + t->ssa +
-                               " : " + x->type() + ", " + t->type()));
+                               (options.transpose ? " {transpose}" : "") + " : " + x->type() + ", " + t->type()));
   }
 
   /// dst[r][j] = src[ids[idsOffset + r]][col + j]: rows chosen through an i32

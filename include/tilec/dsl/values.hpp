@@ -98,6 +98,13 @@ struct MaskOptions {
   bool causal = false; ///< keys after the query position
   int64_t window = 0;  ///< > 0: keys `window` or more positions before the query (sliding window)
 };
+struct LoadOptions {
+  /// Into an LDS tile of the window's swapped shape, transposed: dst[i][j] =
+  /// src[at[0] + j][at[1] + i] (a GEMM operand stored with k along its columns
+  /// lands with k along the tile's rows, where matrix instructions read it
+  /// with wide LDS reads).
+  bool transpose = false;
+};
 struct CopyOptions {
   bool transpose = false; ///< register tile -> LDS tile of the swapped shape, transposed
 };

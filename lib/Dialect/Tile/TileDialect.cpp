@@ -184,6 +184,9 @@ LogicalResult LoadOp::verify() {
   auto t = cast<TileType>(getDest().getType());
   if (failed(checkWindow(*this, getSource().getType(), getIndices().size(), t)))
     return failure();
+  if (getTranspose() && (!t.isLds() || t.getRank() != 2 || getSource().getType().getRank() != 2))
+    return emitOpError() << "a transposing load goes from a rank-2 tensor into a rank-2 LDS tile, got "
+                         << getSource().getType() << " -> " << shapeStr(t);
   if (t.getElementType() != getSource().getType().getElementType())
     return emitOpError() << "element type of tile " << shapeStr(t) << " differs from tensor "
                          << getSource().getType() << " (load does not convert; use tile.copy)";

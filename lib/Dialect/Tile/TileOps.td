@@ -160,8 +160,11 @@ def Tile_LoadOp : Tile_Op<"load"> {
     `tile.load %A[%r, %c] -> %t : memref<?x?xbf16>, !tile.tile<128x32xbf16, lds>`
     copies `A[r + i][c + j]` into `t[i][j]`; elements outside `A` read as 0.
     A rank-1 tile loads `A[r + i]` from a rank-1 tensor (one index).
+    With `transpose`, a rank-2 LDS tile of the window's swapped shape gets it
+    transposed: `t[i][j] = A[r + j][c + i]` (a GEMM operand stored with k
+    along its columns lands with k along the tile's rows).
   }];
-  let arguments = (ins Tile_Global:$source, Variadic<Index>:$indices, Tile_AnyTile:$dest);
+  let arguments = (ins Tile_Global:$source, Variadic<Index>:$indices, Tile_AnyTile:$dest, UnitAttr:$transpose);
   let assemblyFormat = "$source `[` $indices `]` `->` $dest attr-dict `:` type($source) `,` type($dest)";
   let hasVerifier = 1;
 }

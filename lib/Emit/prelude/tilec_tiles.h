@@ -330,33 +330,113 @@ struct Lds {
 /// A Rows x Cols tile in flight between global memory and LDS, in registers,
 /// as runs of Vec consecutive elements of a row (one global load each):
 /// thread t holds runs t, t + Threads, ... (row-major), the order load_tile
-/// writes LDS in.
-template <class T, int Rows, int Cols, int Threads, int Vec = 1> struct Staging {
-  static_assert(Cols % Vec == 0, "Staging: rows split into whole runs");
-  static constexpr int rows = Rows, cols = Cols, runs = Rows * Cols / Vec,
-                       perThread = (runs + Threads - 1) / Threads;
+/// writes LDS in. Block > 1 (a tile that commit_transposed writes): thread t
+/// holds blocks t, t + Threads, ... of Block consecutive rows of one run
+/// each, v[j * Block + q] the run of row q of its j-th block.
+template <class T, int Rows, int Cols, int Threads, int Vec = 1, int Block = 1> struct Staging {
+  static_assert(Cols % Vec == 0 && Rows % Block == 0, "Staging: rows split into whole runs and blocks");
+  static constexpr int rows = Rows, cols = Cols, runs = Rows * Cols / Vec, blocks = runs / Block,
+                       perThread = (blocks + Threads - 1) / Threads * Block;
   raw_t<Vec * (int)sizeof(T)> v[perThread];
 };
 
+/// Row and column of the first element of block b (Block rows of one run of
+/// Vec columns) of an R x C tile. Block 1: runs row-major, consecutive
+/// threads along a row. Block > 1 (a tile written transposed): blocks run
+/// down the rows first, so that consecutive threads write consecutive runs
+/// of one row of the transposed tile (and read 64 bytes of each source row).
+template <int R, int C, int Vec, int Block> TL_INLINE int block_row(int b) {
+  return Block == 1 ? b * Vec / C : b % (R / Block) * Block;
+}
+template <int R, int C, int Vec, int Block> TL_INLINE int block_col(int b) {
+  return Block == 1 ? b * Vec % C : b / (R / Block) * Vec;
+}
+
 /// Issues the loads of the Rows x Cols window of `g` at (r0, c0) into registers.
-template <class T, int R, int C, int Threads, int V, class G>
-TL_INLINE void load_staging(Staging<T, R, C, Threads, V> &s, const G &g, int r0, int c0) {
+template <class T, int R, int C, int Threads, int V, int B, class G>
+TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B> &s, const G &g, int r0, int c0) {
   TL_UNROLL
-  for (int j = 0; j < s.perThread; ++j) {
-    const int i = (thread_id() + j * Threads) * V;
-    if (s.runs % Threads == 0 || i < R * C)  // no branch when the runs divide evenly
-      s.v[j] = g.template load_raw<V>(r0 + i / C, c0 + i % C);
+  for (int j = 0; j < s.perThread / B; ++j) {
+    const int b = thread_id() + j * Threads;
+    if (s.blocks % Threads == 0 || b < s.blocks)  // no branch when the blocks divide evenly
+      TL_UNROLL
+      for (int q = 0; q < B; ++q)
+        s.v[j * B + q] = g.template load_raw<V>(r0 + block_row<R, C, V, B>(b) + q, c0 + block_col<R, C, V, B>(b));
   }
 }
 
 /// Writes a staged tile into LDS.
-template <class L, class T, int R, int C, int Threads, int V>
-TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads, V> &s) {
+template <class L, class T, int R, int C, int Threads, int V, int B>
+TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads, V, B> &s) {
   TL_UNROLL
-  for (int j = 0; j < s.perThread; ++j) {
-    const int i = (thread_id() + j * Threads) * V;
-    if (s.runs % Threads == 0 || i < R * C)
-      dst.template store_run<V>(i / C, i % C, s.v[j]);
+  for (int j = 0; j < s.perThread / B; ++j) {
+    const int b = thread_id() + j * Threads;
+    if (s.blocks % Threads == 0 || b < s.blocks)
+      TL_UNROLL
+      for (int q = 0; q < B; ++q)
+        dst.template store_run<V>(block_row<R, C, V, B>(b) + q, block_col<R, C, V, B>(b), s.v[j * B + q]);
+  }
+}
+
+/// How many consecutive rows of `L` a transposed write rotates over: the
+/// largest power of two P <= Vec whose P rows span at most 128 bytes (one
+/// pass over 32 4-byte banks). Writes of one instruction all go to rows
+/// c + e, c a multiple of Vec, which share their banks when P > 1; block
+/// column run j writes row c + (e ^ (j % P)) instead, spreading neighbouring
+/// runs over the P bank offsets (tilec-allocate-lds models the same).
+template <class L, int Vec> constexpr int transpose_rotation() {
+  int p = 1;
+  while (p * 2 <= Vec && p * 2 * L::row_stride * (int)sizeof(typename L::elem) <= 128)
+    p *= 2;
+  return p;
+}
+
+/// Writes the B x V block `rows` (B runs of V elements, one per row) of a
+/// tile transposed into `dst`: element e of every run, B elements, as one run
+/// of row c + e from column r on (r, c: the block's first element in the
+/// source tile; run: its column run, c / V), in the rotated order of
+/// transpose_rotation.
+template <class L, int B, class X>
+TL_INLINE void store_block_transposed(const L &dst, int r, int c, int run, const X (&rows)[B]) {
+  using T = typename L::elem;
+  constexpr int eb = (int)sizeof(T), V = (int)sizeof(X) / eb, P = transpose_rotation<L, V>();
+  raw_t<B * eb> cols[V];
+  TL_UNROLL
+  for (int e = 0; e < V; ++e) {
+    raw_t<eb> col[B];
+    TL_UNROLL
+    for (int q = 0; q < B; ++q)
+      col[q] = raw_slice<raw_t<eb>>(rows[q], e * eb);
+    __builtin_memcpy(&cols[e], col, sizeof col);
+  }
+  const int flip = run % P;
+  TL_UNROLL
+  for (int e = 0; e < V; ++e) {
+    raw_t<B * eb> v = cols[e];
+    TL_UNROLL
+    for (int f = 1; f < P; ++f)  // a select per rotation, no indexing of registers
+      if (flip == f)
+        v = cols[e ^ f];
+    dst.template store_run<B>(c + (e ^ flip), r, v);
+  }
+}
+
+/// Writes a staged R x C tile into the C x R LDS tile `dst` transposed,
+/// L::write_vec elements (the staging's Block) per LDS write.
+template <class L, class T, int R, int C, int Threads, int V, int B>
+TL_INLINE void commit_transposed(const L &dst, const Staging<T, R, C, Threads, V, B> &s) {
+  static_assert(L::rows == C && L::cols == R && L::write_vec == B, "commit_transposed: shapes or block differ");
+  TL_UNROLL
+  for (int j = 0; j < s.perThread / B; ++j) {
+    const int b = thread_id() + j * Threads;
+    if (s.blocks % Threads == 0 || b < s.blocks) {
+      raw_t<V * (int)sizeof(T)> rows[B];
+      TL_UNROLL
+      for (int q = 0; q < B; ++q)
+        rows[q] = s.v[j * B + q];
+      store_block_transposed(dst, block_row<R, C, V, B>(b), block_col<R, C, V, B>(b), block_col<R, C, V, B>(b) / V,
+                             rows);
+    }
   }
 }
 
@@ -379,6 +459,29 @@ template <int Threads, int Vec = 1, class G, class L> TL_INLINE void load_tile(c
     const int i = (thread_id() + j * Threads) * Vec;
     if (runs % Threads == 0 || i < L::rows * L::cols)
       t.template store_run<Vec>(i / L::cols, i % L::cols, g.template load_raw<Vec>(r0 + i / L::cols, c0 + i % L::cols));
+  }
+}
+
+/// Copies the window of `g` at (r0, c0) transposed into `t`: t[i][j] =
+/// g[r0 + j][c0 + i]. Each thread loads blocks of L::write_vec rows of the
+/// window by Vec columns (one global load per row) and writes each of the
+/// block's Vec columns as one LDS write of L::write_vec elements along a row
+/// of `t`.
+template <int Threads, int Vec = 1, class G, class L>
+TL_INLINE void load_tile_transposed(const L &t, const G &g, int r0, int c0) {
+  constexpr int R = L::cols, C = L::rows, B = L::write_vec, blocks = R * C / (Vec * B);
+  static_assert(C % Vec == 0 && R % B == 0, "load_tile_transposed: the window splits into whole blocks");
+  TL_UNROLL
+  for (int j = 0; j < (blocks + Threads - 1) / Threads; ++j) {
+    const int b = thread_id() + j * Threads;
+    if (blocks % Threads == 0 || b < blocks) {
+      const int r = block_row<R, C, Vec, B>(b), c = block_col<R, C, Vec, B>(b);
+      raw_t<Vec * (int)sizeof(typename L::elem)> rows[B];
+      TL_UNROLL
+      for (int q = 0; q < B; ++q)
+        rows[q] = g.template load_raw<Vec>(r0 + r + q, c0 + c);
+      store_block_transposed(t, r, c, c / Vec, rows);
+    }
   }
 }
 

@@ -68,7 +68,7 @@ TEST(GemmKernel, EveryDtypeAndOutputParsesAndVerifies) {
       } else if (auto g = mlir::dyn_cast<tile::GemmOp>(op)) {
         ++gemms;
         EXPECT_TRUE(mlir::isa<mlir::scf::ForOp>(op->getParentOp()));
-        EXPECT_FALSE(g.getTransposeB());
+        EXPECT_TRUE(g.getTransposeB());  // B's tile is N x K: k contiguous for every layout
       } else if (auto s = mlir::dyn_cast<tile::StoreOp>(op)) {
         ++stores;
         EXPECT_TRUE(mlir::cast<tile::TileType>(s.getValue().getType()).getElementType().isF32());
@@ -94,13 +94,13 @@ TEST(GemmKernel, IRReadsLikeTheMath) {
        "%bid0 = tile.block_id 0 : index", "%bid1 = tile.block_id 1 : index",
        "%A_dim1 = memref.dim %A, %c1 : memref<?x?xbf16>",
        "%a_lds = tile.alloc {name = \"a_lds\"} : !tile.tile<128x32xbf16, lds>",
-       "%b_lds = tile.alloc {name = \"b_lds\"} : !tile.tile<32x128xbf16, lds>",
+       "%b_lds = tile.alloc {name = \"b_lds\"} : !tile.tile<128x32xbf16, lds>",
        "%acc = tile.alloc {name = \"acc\"} : !tile.tile<128x128xf32, reg>",
        "tile.fill %acc, 0.0 : !tile.tile<128x128xf32, reg>", "scf.for %kt = %c0 to ",
        "tile.load %A[", "] -> %a_lds : memref<?x?xbf16>, !tile.tile<128x32xbf16, lds>",
-       "tile.load %B[", "] -> %b_lds : memref<?x?xbf16>, !tile.tile<32x128xbf16, lds>",
-       "tile.gemm %a_lds, %b_lds, %acc : !tile.tile<128x32xbf16, lds>, "
-       "!tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>",
+       "tile.load %B[", "] -> %b_lds {transpose} : memref<?x?xbf16>, !tile.tile<128x32xbf16, lds>",
+       "tile.gemm %a_lds, %b_lds, %acc {transpose_b} : !tile.tile<128x32xbf16, lds>, "
+       "!tile.tile<128x32xbf16, lds>, !tile.tile<128x128xf32, reg>",
        "} {tile.num_stages = 2 : i64}",
        "tile.store %acc -> %C[", "] : !tile.tile<128x128xf32, reg>, memref<?x?xf32>", "return"}));
   EXPECT_EQ(test::count(k->tileIR(), "arith.ceildivui"), 1);
@@ -126,7 +126,7 @@ TEST(GemmKernel, ConfigurationIsInTheNameAndTheIR) {
   EXPECT_EQ(k->args()[2].dtype, DType::bf16);
   EXPECT_TRUE(test::verifies(*k));
   EXPECT_NE(k->tileIR().find("!tile.tile<64x64xf16, lds>"), std::string::npos);
-  EXPECT_NE(k->tileIR().find("!tile.tile<64x256xf16, lds>"), std::string::npos);
+  EXPECT_NE(k->tileIR().find("!tile.tile<256x64xf16, lds>"), std::string::npos);  // B, N x K
   EXPECT_NE(k->tileIR().find("{tile.num_stages = 3 : i64}"), std::string::npos);
   EXPECT_NE(k->tileIR().find("tile.num_waves = 8 : i64"), std::string::npos);
 }

@@ -55,7 +55,11 @@ TEST(Registry, GemmParametersAndDefaults) {
                                                           {"schedule", "none"},
                                                           {"instr", "auto"},
                                                           {"scale_a", "1"},
-                                                          {"scale_b", "1"}}));
+                                                          {"scale_b", "1"},
+                                                          {"layout", "nn"},
+                                                          {"split_k", "1"},
+                                                          {"part", "partial"},
+                                                          {"b_lds", "nk"}}));
 }
 
 TEST(Registry, UnknownKernelListsTheShippedOnes) {
@@ -69,8 +73,9 @@ TEST(Registry, UnknownParameterListsTheValidOnes) {
   Result<Kernel> k = buildKernel("gemm", {{"blockm", "64"}});
   ASSERT_FALSE(k.ok());
   EXPECT_TRUE(contains(k.error(), "kernel 'gemm': unknown parameter 'blockm'")) << k.error();
-  EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, scale_a, scale_b, block_m, "
-                                  "block_n, block_k, waves, stages, group_m, xcds, lds_layout"))
+  EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, layout, scale_a, scale_b, block_m, "
+                                  "block_n, block_k, waves, stages, group_m, xcds, lds_layout, split_k, part, b_lds, "
+                                  "schedule"))
       << k.error();
 }
 

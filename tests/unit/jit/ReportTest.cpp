@@ -49,12 +49,13 @@ TEST(ReportJson, RoundTripsWithAllKeys) {
   r.matrixInstructions = 16;
   r.codeObjectBytes = 9000;
   r.fromCache = true;
+  r.ldsTiles = {{"a_lds", "A", 16384, 8, 16, 0}, {"b_lds", "B", 16384, 8, 4, 12}};
 
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(r.toJson());
   ASSERT_TRUE(!!parsed) << llvm::toString(parsed.takeError());
   const llvm::json::Object *o = parsed->getAsObject();
   ASSERT_NE(o, nullptr);
-  EXPECT_EQ(o->size(), 15u);
+  EXPECT_EQ(o->size(), 16u);
   EXPECT_EQ(o->getString("kernel"), "gemm");
   EXPECT_EQ(o->getString("target"), "gfx942");
   EXPECT_EQ(o->getString("jit"), "clang");
@@ -70,6 +71,17 @@ TEST(ReportJson, RoundTripsWithAllKeys) {
   EXPECT_EQ(o->getInteger("matrix_instructions"), 16);
   EXPECT_EQ(o->getInteger("code_object_bytes"), 9000);
   EXPECT_EQ(o->getBoolean("cached"), true);
+  const llvm::json::Array *tiles = o->getArray("lds_tiles");
+  ASSERT_NE(tiles, nullptr);
+  ASSERT_EQ(tiles->size(), 2u);
+  const llvm::json::Object *b = (*tiles)[1].getAsObject();
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->getString("name"), "b_lds");
+  EXPECT_EQ(b->getString("role"), "B");
+  EXPECT_EQ(b->getInteger("bytes"), 16384);
+  EXPECT_EQ(b->getInteger("read_bytes"), 8);
+  EXPECT_EQ(b->getInteger("write_bytes"), 4);
+  EXPECT_EQ(b->getInteger("bank_conflicts"), 12);
 }
 
 TEST(ReportText, MentionsTheFacts) {
