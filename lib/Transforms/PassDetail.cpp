@@ -77,11 +77,10 @@ int64_t knownMultipleAt(Value v, int depth) {
 int64_t knownMultiple(Value v) { return knownMultipleAt(v, 0); }
 
 namespace {
-/// The run of a copy of whole-row pieces of `source` (rows of tile type `t`)
-/// starting at column `col`: see loadRunOf.
-int64_t rowRunOf(Value source, Value col, tile::TileType t, int64_t elemBytes) {
-  if (t.getRank() != 2)
-    return 1;
+/// The run of a copy of whole-row pieces of `source` into a rank-2 tile
+/// whose extent along the source's rows is `extent` (its columns, or its rows
+/// when the copy transposes), starting at column `col`: see loadRunOf.
+int64_t rowRunOf(Value source, Value col, int64_t extent, int64_t elemBytes) {
   int64_t multiple = knownMultiple(col);  // 0: any
   while (auto w = source.getDefiningOp<tile::WindowOp>()) {
     if (w.getOrigin().size() != 2 || w.getSizes().size() != 2)
@@ -96,22 +95,26 @@ int64_t rowRunOf(Value source, Value col, tile::TileType t, int64_t elemBytes) {
     return 1;
   for (int64_t w = 16 / elemBytes; w >= 2; w /= 2)
     if (div.getInt() % w == 0 && (multiple == 0 || multiple % w == 0) &&
-        (l.getTranspose() ? t.rows() : t.cols()) % w == 0)
+        extent % w == 0)
       return w;
   return 1;
 }
 } // namespace
 
 int64_t globalRunOf(Value source, ValueRange indices, tile::TileType t, int64_t elemBytes) {
-  return indices.size() == 2 ? rowRunOf(source, indices[1], t, elemBytes) : 1;
+  return t.getRank() == 2 && indices.size() == 2 ? rowRunOf(source, indices[1], t.cols(), elemBytes) : 1;
 }
 
 int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
-  return globalRunOf(l.getSource(), l.getIndices(), cast<tile::TileType>(l.getDest().getType()), elemBytes);
+  auto t = cast<tile::TileType>(l.getDest().getType());
+  if (t.getRank() != 2 || l.getIndices().size() != 2)
+    return 1;
+  return rowRunOf(l.getSource(), l.getIndices()[1], l.getTranspose() ? t.rows() : t.cols(), elemBytes);
 }
 
 int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes) {
-  return rowRunOf(g.getSource(), g.getCol(), cast<tile::TileType>(g.getDest().getType()), elemBytes);
+  auto t = cast<tile::TileType>(g.getDest().getType());
+  return t.getRank() == 2 ? rowRunOf(g.getSource(), g.getCol(), t.cols(), elemBytes) : 1;
 }
 
 int64_t transposedWriteLimit(int64_t rows, int64_t cols, int64_t run, int64_t threads, int64_t elemBytes) {
