@@ -94,11 +94,14 @@ CodeCost analyzePtx(std::string_view text, const TargetInfo &target, const Devic
     Op op;
     op.kind = OpKind::Valu;
     bool load = false, store = false;
-    if (startsWith(opcode, "mma.sync") || startsWith(opcode, "wgmma")) {
+    if (startsWith(opcode, "mma.sync") || startsWith(opcode, "wgmma.mma_async")) {
       op.kind = OpKind::Matrix;
       if (const MatrixInstr *mi = target.findInstr(opcode)) {
+        // A warpgroup instruction (wgmma) appears once in each of its 4
+        // warps' code: each warp carries a quarter of its work, and its
+        // cycles are those of the warp's sub-partition.
         op.matrixCycles = mi->cycles;
-        op.matrixFlops = 2.0 * mi->m * mi->n * mi->k;
+        op.matrixFlops = 2.0 * mi->m * mi->n * mi->k / mi->waves;
       }
     } else if (startsWith(opcode, "ldmatrix")) {
       // .x1/.x2/.x4 8x8 matrices of 16-byte rows: 128 bytes, one shared

@@ -92,6 +92,23 @@ const std::vector<Entry> &entries() {
       {"moe_experts", {{"part", "gate_up"}}},
       {"moe_experts", {{"part", "down"}}},
       {"moe_experts", {{"part", "combine"}}},
+      // MLA decode: one pass, split-KV (attend and combine), 128 heads, the
+      // fp8 latent cache (gfx942).
+      {"mla_decode", {}},
+      {"mla_decode", {{"splits", "4"}, {"part", "attend"}}},
+      {"mla_decode", {{"splits", "4"}, {"part", "combine"}}},
+      {"mla_decode", {{"heads", "128"}}},
+      {"mla_decode", {{"kv_dtype", "fp8"}}, On::Gfx942},
+      // Elementwise kernels (blocked layouts): types, the fused residual add,
+      // and a hidden size that is not a multiple of 16 bytes.
+      {"rms_norm", {}},
+      {"rms_norm", {{"residual", "1"}}},
+      {"rms_norm", {{"dtype", "f32"}}},
+      {"rms_norm", {{"hidden", "1000"}}},
+      {"silu_and_mul", {}},
+      {"silu_and_mul", {{"dtype", "f16"}}},
+      {"softmax", {}},
+      {"softmax", {{"dtype", "f32"}}},
   };
   return list;
 }

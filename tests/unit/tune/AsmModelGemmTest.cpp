@@ -77,3 +77,21 @@ TEST(AsmModelGemm, TermsAreConsistentForTheDefaultGemm_gfx942) {
 }
 
 } // namespace
+
+// sm_90a's default GEMM issues warpgroup wgmma: each of a warpgroup's 4 warps
+// carries a quarter of an instruction's work, so the loop's matrix work per
+// pass is still one k step of the tile.
+TEST(AsmModelGemm, WarpgroupInstructionsCountOnceAcrossTheirWarps) {
+  const kernels::KernelInfo *gemm = kernels::findKernel("gemm");
+  ASSERT_NE(gemm, nullptr);
+  Result<Kernel> k = gemm->build(kernels::withTargetDefaults(*gemm, {}, "sm_90a"));
+  ASSERT_TRUE(k) << k.error();
+  Result<CompiledKernel> ck = compile(*k, {.arch = "sm_90a"});
+  ASSERT_TRUE(ck) << ck.error();
+  ASSERT_NE(ck->assembly.find("wgmma.mma_async"), std::string::npos);
+  model::CodeCost code = model::analyzePtx(ck->assembly, *lookupTarget("sm_90a"), *model::deviceFacts("sm_90a"));
+  ASSERT_TRUE(code.error.empty()) << code.error;
+  ASSERT_GE(code.mainLoop, 0);
+  const model::IterationCost &loop = code.loops[size_t(code.mainLoop)].cost;
+  EXPECT_DOUBLE_EQ(loop.matrixFlops * ck->numWaves, 2.0 * 128 * 128 * 64);  // the NVIDIA default tile
+}
