@@ -74,7 +74,7 @@ TEST(Registry, UnknownParameterListsTheValidOnes) {
   ASSERT_FALSE(k.ok());
   EXPECT_TRUE(contains(k.error(), "kernel 'gemm': unknown parameter 'blockm'")) << k.error();
   EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, layout, scale_a, scale_b, block_m, "
-                                  "block_n, block_k, waves, stages, group_m, xcds, lds_layout, split_k, part, b_lds, "
+                                  "block_n, block_k, waves, stages, group_m, xcds, lds_layout, instr, split_k, part, b_lds, "
                                   "schedule"))
       << k.error();
 }

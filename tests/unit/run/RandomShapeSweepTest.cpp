@@ -140,6 +140,25 @@ KernelParams moeParams(Rng &rng, const std::string &arch) {
   return p;
 }
 
+KernelParams rmsNormParams(Rng &rng, const std::string &) {
+  return {{"tokens", std::to_string(uniform(rng, 1, 200))},
+          {"hidden", std::to_string(uniform(rng, 1, 1200))},
+          {"residual", pick(rng, {"0", "1"})},
+          {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+}
+
+KernelParams siluAndMulParams(Rng &rng, const std::string &) {
+  return {{"tokens", std::to_string(uniform(rng, 1, 200))},
+          {"intermediate", std::to_string(uniform(rng, 1, 1200))},
+          {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+}
+
+KernelParams softmaxParams(Rng &rng, const std::string &) {
+  return {{"rows", std::to_string(uniform(rng, 1, 200))},
+          {"cols", std::to_string(uniform(rng, 1, 3000))},
+          {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+}
+
 const std::map<std::string, Generator> &generators() {
   static const std::map<std::string, Generator> g = {
       {"gemm", gemmParams},
@@ -151,6 +170,9 @@ const std::map<std::string, Generator> &generators() {
       {"moe_experts", moeExpertsParams},
       {"moe_align", moeAlignParams},
       {"moe", moeParams},
+      {"rms_norm", rmsNormParams},
+      {"silu_and_mul", siluAndMulParams},
+      {"softmax", softmaxParams},
   };
   return g;
 }
