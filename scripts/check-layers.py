@@ -31,9 +31,11 @@ ALLOWED = {
     "lib/Runtime": {"lib/Emu", "lib/Target", "include", "llvm"},
     "lib/Driver": {"lib/Dialect", "lib/Transforms", "lib/Emit", "lib/JIT", "lib/Runtime", "lib/Target",
                    "include", "llvm", "mlir"},
+    # The compiled-code cost model: reads assembly text and the target table.
+    "lib/Model": {"lib/Target", "include"},
     # Kernel-agnostic: it tunes what it is given through the public API
-    # (which lib/Driver implements).
-    "lib/Tune": {"lib/Driver", "lib/Target", "include", "llvm"},
+    # (which lib/Driver implements), ranking candidates with lib/Model.
+    "lib/Tune": {"lib/Driver", "lib/Model", "lib/Target", "include", "llvm"},
     # Loaded where no compiler is installed: libc, libstdc++ and libdl only.
     "lib/Rt": {"include"},
     "kernels": {"lib/Driver", "lib/Target", "lib/Tune", "include", "llvm"},
@@ -69,6 +71,7 @@ TARGETS = {
     "tilec_runtime": "lib/Runtime",
     "tilec_lib": "lib/Driver",
     "tilec_tune": "lib/Tune",
+    "tilec_model": "lib/Model",
     "tilec_bundle": "lib/Rt",
     "tilec_rt": "lib/Rt",
     "tilec_kernels": "kernels",

@@ -404,6 +404,11 @@ KernelInfo mlaDecodeKernelInfo() {
       // 576-wide step spills: two workgroups share the value columns.
       p.try_emplace("waves", "2");
       p.try_emplace("value_split", "2");
+    } else if (auto kv = p.find("kv_dtype"); kv != p.end() && kv->second == "fp8") {
+      // The fp8 cache's conversions next to 128-column latent chunks need
+      // more than a wave's 256 VGPRs (492 bytes of scratch on gfx942); 64
+      // columns fit.
+      p.try_emplace("latent_chunk", "64");
     }
   };
   info.build = [read](const KernelParams &given) -> Result<Kernel> {

@@ -64,6 +64,9 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
       {"moe_gate", {{"dtype", {"bf16", "f16", "f32"}}}},
       {"moe_align", {}},
       {"moe_experts", {{"dtype", {"bf16", "f16"}}, {"part", {"gate_up", "down", "combine"}}}},
+      {"rms_norm", {{"dtype", {"bf16", "f16", "f32"}}, {"residual", {"0", "1"}}}},
+      {"silu_and_mul", {{"dtype", {"bf16", "f16", "f32"}}}},
+      {"softmax", {{"dtype", {"bf16", "f16", "f32"}}}},
   };
   return axes;
 }
