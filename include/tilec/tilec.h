@@ -51,7 +51,10 @@ typedef enum tilec_compile_status {
   TILEC_COMPILE_ERROR_PARAM = 3,            /* an unknown parameter, a bad value, a key given twice */
   TILEC_COMPILE_ERROR_UNKNOWN_TARGET = 4,   /* a target tilec does not know (the message lists them) */
   TILEC_COMPILE_ERROR_COMPILE = 5,          /* the tile IR does not parse or verify, or code generation failed */
-  TILEC_COMPILE_ERROR_IO = 6                /* a bundle folder could not be written */
+  TILEC_COMPILE_ERROR_IO = 6,               /* a bundle folder could not be written */
+  /* Not a status: makes every non-negative int a value of the type, so that
+     tilec_compile_status_name may be asked about any value a caller holds. */
+  TILEC_COMPILE_STATUS_RANGE_ = 0x7fffffff
 } tilec_compile_status;
 
 typedef struct tilec_compile_options {
