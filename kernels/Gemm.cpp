@@ -396,7 +396,13 @@ KernelInfo gemmKernelInfo() {
     p.try_emplace("group_m", "8");
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
     const int64_t eb = dt == "fp8" || dt == "bf8" ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
-    if (!transA && size("K") % words == 0 && size(transB ? "K" : "N") % words == 0)
+    // The strided kernel's element-wise loads prefetch through registers too.
+    bool strides = get("batch", "1") != "1";
+    for (const char *k : {"lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"})
+      strides = strides || get(k, "tight") != "tight";
+    const std::string mode = get("strided", "auto");
+    const bool strided = mode == "1" || (mode == "auto" && strides);
+    if (!transA && !strided && size("K") % words == 0 && size(transB ? "K" : "N") % words == 0)
       p.try_emplace("block_k", "64");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
