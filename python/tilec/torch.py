@@ -199,6 +199,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, layout: str = "nn", out_dtype: Option
         return c.zero_()
     kernel_layout = ops[0].letter + ops[1].letter
     inner = [M if ops[0].letter == "t" else K, K if ops[1].letter == "t" else N]
+    # A and B as the buffers their rows lie in; C a torch tensor, so that the
+    # launch runs on its device and PyTorch's current stream there.
     args = [(t.data_ptr(), (_gemm_operands.buffer_rows(op, batch), op.ld), t.dtype)
             for t, op in ((a, ops[0]), (b, ops[1]))]
     params = dict(dtype=dtype, out=_GEMM_OUT[out_dtype], **({"layout": kernel_layout} if kernel_layout != "nn" else {}))
@@ -208,14 +210,13 @@ def gemm(a: torch.Tensor, b: torch.Tensor, layout: str = "nn", out_dtype: Option
         # inner extents are multiples of (16-byte loads where they allow; M
         # is A's inner extent for layout t), from data aligned as it needs.
         sizes = dict(N=N, K=K, **({"M": M} if kernel_layout[0] == "t" else {}))
-        _kernel("gemm", device, **sizes, **params).launch(*args, (c.data_ptr(), (M, N), c.dtype))
+        _kernel("gemm", device, **sizes, **params).launch(*args, c.view(M, N))
     else:
         # Padded rows, a batch, or data not aligned for the vector loads: the
         # strided kernel (element-wise global accesses, any leading dimension
         # and alignment).
         _kernel("gemm", device, strided=True, **params).launch(
-            *args, (c.data_ptr(), (batch * M, N), c.dtype), M, N, K, batch, ops[0].batch_stride,
-            ops[1].batch_stride, M)
+            *args, c.view(batch * M, N), M, N, K, batch, ops[0].batch_stride, ops[1].batch_stride, M)
     return c
 
 
