@@ -179,7 +179,8 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
                                                  {.groupM = config.groupM, .xcds = config.xcds});
   Index row = tileM * BM;  // first row of this workgroup's C tile
   Index col = tileN * BN;  // first column
-  Index numK = cdiv(stridedK ? *stridedK : A.dim(config.transA ? 0 : 1), BK); // k steps; the last one may be partial (reads 0 past K)
+  // k steps; the last one may be partial (reads 0 past K)
+  Index numK = cdiv(stridedK ? *stridedK : A.dim(config.transA ? 0 : 1), BK);
   // Split-K: slice s takes k steps [s * per, min((s + 1) * per, numK)) (none
   // for a slice past the end: it writes zeros).
   Index firstK = 0, endK = numK;
@@ -242,8 +243,8 @@ namespace {
 /// strided kernel (`-p strided`): any of them not tight, or strided=1.
 /// Bad values are `p`'s errors; strided=0 with strides that are not tight
 /// is returned as an error.
-Result<std::pair<GemmStrides, bool>> readGemmStrides(ParamReader &p, int64_t M, int64_t N, int64_t K, bool transA,
-                                             bool transB) {
+Result<std::pair<GemmStrides, bool>> readGemmStrides(ParamReader &p, int64_t M, int64_t N, int64_t K,
+                                                     bool transA, bool transB) {
   constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // i32 kernel arguments
   GemmStrides s;
   bool any = false;
