@@ -69,7 +69,9 @@ std::string gemmKernelName(const GemmConfig &c) {
          (c.schedule.setprio ? "_setprio" : "") +
          (c.bTile == GemmConfig::BTile::KN ? "_bkn" : "") +
          (c.splitK > 1 ? "_sk" + std::to_string(c.splitK) : "") +
-         (dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn) : "") +
+         (c.strided                ? std::string("_strided")
+          : dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn)
+                                   : std::string()) +
          (c.instr == dsl::MatrixScope::Warp ? "_warpmma" : c.instr == dsl::MatrixScope::Warpgroup ? "_wgmma" : "");
 }
 
@@ -123,12 +125,18 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   const int64_t BM = config.blockM, BN = config.blockN, BK = config.blockK;
   const bool split = config.splitK > 1;
 
+  if (split && config.strided)
+    return Error{"kernel 'gemm': split_k > 1 takes contiguous operands; strided operands and batches (lda, ldb, "
+                 "ldc, batch) need split_k=1"};
+
   KernelBuilder kb(gemmKernelName(config), {.numWaves = config.waves});
   // A: [M, K] or, transposed, [K, M]; B: [K, N] or [N, K]. What their inner
   // extents are multiples of lets the tiles' loads move up to 16 bytes each
-  // (the launch checks it).
-  Tensor A = kb.tensor("A", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityA, config.dtype)});
-  Tensor B = kb.tensor("B", config.dtype, 2, {.divisibility = resolvedDivisibility(config.divisibilityB, config.dtype)});
+  // (the launch checks it). Strided: the buffers holding them (GemmConfig::strided).
+  const int64_t divA = config.strided ? 1 : resolvedDivisibility(config.divisibilityA, config.dtype);
+  const int64_t divB = config.strided ? 1 : resolvedDivisibility(config.divisibilityB, config.dtype);
+  Tensor A = kb.tensor("A", config.dtype, 2, {.divisibility = divA});
+  Tensor B = kb.tensor("B", config.dtype, 2, {.divisibility = divB});
   // C [M, N]; split-K: the f32 partial sums [split_k * M, N] instead (slice s
   // holds the sum over the s-th share of the k steps).
   Tensor C = split ? kb.tensor("partials", DType::f32, 2) : kb.tensor("C", config.out, 2);
@@ -140,12 +148,30 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   }
   const int axisM = config.transA ? 1 : 0, axisN = config.transB ? 0 : 1;
   Index M = split ? A.dim(axisM) : C.dim(0), N = split ? B.dim(axisN) : C.dim(1);
+  std::optional<Index> stridedK;  // strided: K, an argument
 
-  // One workgroup per BM x BN tile of C (split-K: split_k of them, grid axis 2).
-  if (split)
+  // One workgroup per BM x BN tile of C (split-K: split_k of them, grid axis
+  // 2; strided: one per matrix of the batch, grid axis 2).
+  if (config.strided) {
+    M = kb.scalarI32("M");
+    N = kb.scalarI32("N");
+    Index K = kb.scalarI32("K");
+    stridedK = K;
+    Index batch = kb.scalarI32("batch");
+    Index strideA = kb.scalarI32("batch_stride_a"), strideB = kb.scalarI32("batch_stride_b"),
+          strideC = kb.scalarI32("batch_stride_c");
+    kb.grid({GridExtent::ceilDiv(M, BM), GridExtent::ceilDiv(N, BN), GridExtent::ceilDiv(batch, 1)});
+    // This workgroup's matrices: windows of the buffers at the batch's rows,
+    // as wide as the operands (the padding past them is outside).
+    Index b = kb.blockId(2);
+    A = config.transA ? kb.window(A, {b * strideA, 0}, {K, M}) : kb.window(A, {b * strideA, 0}, {M, K});
+    B = config.transB ? kb.window(B, {b * strideB, 0}, {N, K}) : kb.window(B, {b * strideB, 0}, {K, N});
+    C = kb.window(C, {b * strideC, 0}, {M, N});
+  } else if (split) {
     kb.grid({GridExtent::ceilDiv(A, axisM, BM), GridExtent::ceilDiv(B, axisN, BN), GridExtent::fixed(config.splitK)});
-  else
+  } else {
     kb.grid({GridExtent::ceilDiv(C, 0, BM), GridExtent::ceilDiv(C, 1, BN)});
+  }
   // Which C tile this workgroup computes: grid order, or grouped / XCD-remapped.
   const bool gridOrder = config.groupM <= 1 && config.xcds <= 1;
   auto [tileM, tileN] = gridOrder ? std::pair{kb.blockId(0), kb.blockId(1)}
@@ -153,7 +179,8 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
                                                  {.groupM = config.groupM, .xcds = config.xcds});
   Index row = tileM * BM;  // first row of this workgroup's C tile
   Index col = tileN * BN;  // first column
-  Index numK = cdiv(A.dim(config.transA ? 0 : 1), BK); // k steps; the last one may be partial (reads 0 past K)
+  // k steps; the last one may be partial (reads 0 past K)
+  Index numK = cdiv(stridedK ? *stridedK : A.dim(config.transA ? 0 : 1), BK);
   // Split-K: slice s takes k steps [s * per, min((s + 1) * per, numK)) (none
   // for a slice past the end: it writes zeros).
   Index firstK = 0, endK = numK;
@@ -211,6 +238,38 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   return kernel;
 }
 
+namespace {
+/// The strides of `-p lda ... batch_stride_c` and whether they select the
+/// strided kernel (`-p strided`): any of them not tight, or strided=1.
+/// Bad values are `p`'s errors; strided=0 with strides that are not tight
+/// is returned as an error.
+Result<std::pair<GemmStrides, bool>> readGemmStrides(ParamReader &p, int64_t M, int64_t N, int64_t K,
+                                                     bool transA, bool transB) {
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // i32 kernel arguments
+  GemmStrides s;
+  bool any = false;
+  auto optional = [&](const char *name, int64_t min, int64_t tight) {
+    if (p.raw(name) == "tight")
+      return tight;
+    any = true;
+    return p.integer(name, min, kMax);
+  };
+  const int64_t innerA = transA ? M : K, innerB = transB ? K : N;
+  s.lda = optional("lda", innerA, 0);
+  s.ldb = optional("ldb", innerB, 0);
+  s.ldc = optional("ldc", N, 0);
+  s.batch = p.integer("batch", 1, kMax);
+  any = any || s.batch > 1;
+  s.batchStrideA = optional("batch_stride_a", 0, GemmStrides::tight);
+  s.batchStrideB = optional("batch_stride_b", 0, GemmStrides::tight);
+  s.batchStrideC = optional("batch_stride_c", 0, GemmStrides::tight);
+  const int64_t mode = p.raw("strided") == "auto" ? -1 : p.integer("strided", 0, 1);
+  if (mode == 0 && any)
+    return Error{"kernel 'gemm': strided=0, but lda, ldb, ldc, batch or a batch stride is not tight"};
+  return std::pair{s, mode == 1 || any};
+}
+} // namespace
+
 KernelInfo gemmKernelInfo() {
   KernelInfo info;
   info.name = "gemm";
@@ -228,6 +287,20 @@ KernelInfo gemmKernelInfo() {
        "storage of A and B (A's letter first): n row-major as written (A [M,K], B [K,N]), t transposed (A stored "
        "[K,M], B stored [N,K]: nn.Linear's weight, x @ W^T is nt). The kernel assumes the powers of two dividing "
        "each operand's inner extent, up to 16 bytes"},
+      {"lda", "tight",
+       "leading dimension of A in elements (>= its inner extent: the row pitch of a padded or sliced operand; "
+       "tight: the inner extent). Not tight selects the strided kernel (run-time value; used by --run)"},
+      {"ldb", "tight", "leading dimension of B in elements (as lda)"},
+      {"ldc", "tight", "leading dimension of C in elements (as lda; C's padding is not written)"},
+      {"batch", "1", "matrices in the batch, C[b] = A[b] @ B[b] (> 1 selects the strided kernel; used by --run)"},
+      {"batch_stride_a", "tight",
+       "rows of A's buffer from one matrix of the batch to the next (0: one A for the whole batch; tight: one "
+       "matrix's rows). Not tight selects the strided kernel"},
+      {"batch_stride_b", "tight", "as batch_stride_a, for B (0: one weight for the whole batch)"},
+      {"batch_stride_c", "tight", "as batch_stride_a, for C (at least M: the batch's outputs must not overlap)"},
+      {"strided", "auto",
+       "auto (strided where lda, ldb, ldc, batch or a batch stride is not tight) | 1: the kernel that takes the "
+       "buffers [rows, ld] and the i32 arguments M, N, K, batch, batch_stride_a/b/c after C (and the scales) | 0"},
       {"scale_a", "1", "dtype=fp8|bf8: per-tensor scale of A (a kernel argument; used by --run)"},
       {"scale_b", "1", "dtype=fp8|bf8: per-tensor scale of B (a kernel argument; used by --run)"},
       {"block_m", "128", "rows of C per workgroup"},
@@ -270,6 +343,10 @@ KernelInfo gemmKernelInfo() {
     c.divisibilityA = gemmDivisibility(c.transA ? M : K, c.dtype);
     c.divisibilityB = gemmDivisibility(c.transB ? K : N, c.dtype);
     c.out = p.dtype("out", {DType::f32, DType::bf16});
+    const Result<std::pair<GemmStrides, bool>> strides = readGemmStrides(p, M, N, K, c.transA, c.transB);
+    if (!strides)
+      return Error{strides.error()};
+    c.strided = strides->second;
     c.blockM = p.integer("block_m", 1, kMaxBlock);
     c.blockN = p.integer("block_n", 1, kMaxBlock);
     c.blockK = p.integer("block_k", 1, kMaxBlock);
@@ -320,7 +397,13 @@ KernelInfo gemmKernelInfo() {
     p.try_emplace("group_m", "8");
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
     const int64_t eb = dt == "fp8" || dt == "bf8" ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
-    if (!transA && size("K") % words == 0 && size(transB ? "K" : "N") % words == 0)
+    // The strided kernel's element-wise loads prefetch through registers too.
+    bool strides = get("batch", "1") != "1";
+    for (const char *k : {"lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"})
+      strides = strides || get(k, "tight") != "tight";
+    const std::string mode = get("strided", "auto");
+    const bool strided = mode == "1" || (mode == "auto" && strides);
+    if (!transA && !strided && size("K") % words == 0 && size(transB ? "K" : "N") % words == 0)
       p.try_emplace("block_k", "64");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
@@ -332,12 +415,24 @@ KernelInfo gemmKernelInfo() {
     double scaleA = p.real("scale_a"), scaleB = p.real("scale_b");
     const std::string layout = p.choice("layout", {"nn", "nt", "tn", "tt"});
     const int64_t splitK = p.integer("split_k", 1, 64);
+    const GemmLayout l{layout[0] == 't', layout[1] == 't'};
+    Result<std::pair<GemmStrides, bool>> readStrides = readGemmStrides(p, M, N, K, l.transA, l.transB);
+    if (!readStrides)
+      return Error{readStrides.error()};
     if (!p.ok())
       return p.error();
-    const GemmLayout l{layout[0] == 't', layout[1] == 't'};
+    const GemmStrides strides = readStrides->first;
+    const bool strided = readStrides->second;
     const bool eightBit = in == DType::fp8e4m3fnuz || in == DType::fp8e5m2fnuz;
     if (!eightBit && (scaleA != 1.0 || scaleB != 1.0))
       return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8 or bf8 only"};
+    if (strided) {
+      if (splitK > 1)
+        return Error{"kernel 'gemm': split_k > 1 takes contiguous operands; strided operands and batches (lda, "
+                     "ldb, ldc, batch) need split_k=1"};
+      return gemmStridedProblem(M, N, K, in, out, l, strides,
+                                eightBit ? std::optional{std::pair{float(scaleA), float(scaleB)}} : std::nullopt);
+    }
     Problem prob = eightBit ? gemmFp8Problem(M, N, K, out, static_cast<float>(scaleA), static_cast<float>(scaleB), in, l)
                             : gemmProblem(M, N, K, in, out, l);
     if (splitK > 1) {

@@ -7,6 +7,8 @@
 #include "tilec/result.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 
 namespace tilec::kernels {
@@ -58,6 +60,28 @@ struct GemmConfig {
   /// Matrix instructions: the compiler's choice (sm_90a: warpgroup wgmma where
   /// the tile allows), wave-level only (mma.sync, for comparison) or wgmma only.
   dsl::MatrixScope instr = dsl::MatrixScope::Auto;
+  /// Operands with leading-dimension strides and a batch (`-p strided`): A,
+  /// B and C are the row-major buffers that hold them, [rows, lda], [rows,
+  /// ldb], [rows, ldc] (a buffer's inner extent is its operand's leading
+  /// dimension, in elements), followed by the i32 arguments M, N, K, batch,
+  /// batch_stride_a, batch_stride_b, batch_stride_c (batch strides in rows of
+  /// the buffer; 0 shares one matrix over the batch). Matrix b of the batch
+  /// is the window at row b * batch_stride; grid axis 2 runs over the batch.
+  /// Loads and stores stay inside each window, so padding columns are neither
+  /// read nor written. The operands' global accesses are element-wise (the
+  /// logical inner extents are run-time values of unknown divisibility), so
+  /// the buffers have divisibility 1 and launches need no alignment.
+  bool strided = false;
+};
+
+/// Leading dimensions and batch of a strided GEMM problem (GemmConfig::strided),
+/// in elements and rows; 0 for a leading dimension means tight (the operand's
+/// inner extent), and `tight` batch strides are one matrix's rows.
+struct GemmStrides {
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t batch = 1;
+  static constexpr int64_t tight = -1;
+  int64_t batchStrideA = tight, batchStrideB = tight, batchStrideC = tight;
 };
 
 /// The divisibility a GEMM kernel for an inner extent `extent` of A or B may
@@ -80,6 +104,14 @@ struct GemmLayout {
 /// The problem C[M,N] = A[M,K] @ B[K,N] with its CPU reference (double); A
 /// and B stored as `layout` says.
 Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out, GemmLayout layout = {});
+
+/// The batched problem C[b] = A[b] @ B[b] of GemmConfig::strided: the
+/// tensors are the padded buffers (filled at random, padding included; C's
+/// padding starts as a pattern the reference expects unchanged), then the
+/// i32 scalars M, N, K, batch and the batch strides after the `firstScalar`
+/// arguments before them. With fp8 scales (`scales`), the scales come first.
+Result<Problem> gemmStridedProblem(int64_t M, int64_t N, int64_t K, DType in, DType out, GemmLayout layout,
+                                   const GemmStrides &strides, std::optional<std::pair<float, float>> scales);
 
 /// The fp8 problem C[M,N] = scale_a * scale_b * (A[M,K] @ B[K,N]), A and B
 /// of type `in`: e4m3fnuz (dtype=fp8) or e5m2fnuz (dtype=bf8); the scales are

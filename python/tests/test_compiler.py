@@ -102,6 +102,27 @@ class CompileTest(unittest.TestCase):
                     bundle.check(k.name, *gemm_args(256, 256, 63), target="gfx942")
                 self.assertEqual(cm.exception.status, "TILEC_ERROR_DIVISIBILITY")
 
+    def test_the_strided_gemm_takes_padded_rows_and_a_batch(self):
+        # The kernel tilec.torch launches for views with a leading dimension
+        # or a batch: buffers [rows, ld] of any ld (no divisibility), then
+        # M, N, K, batch and the batch strides in rows; grid axis 2 is the batch.
+        k = tilec.compile("gemm", target="gfx942", strided=1, layout="nt", out="bf16")
+        self.assertTrue(k.name.endswith("_strided"), k.name)
+        names = [a["name"] for a in k.manifest_entry["args"]]
+        self.assertEqual(names, ["A", "B", "C", "M", "N", "K", "batch", "batch_stride_a", "batch_stride_b",
+                                 "batch_stride_c"])
+        with tempfile.TemporaryDirectory() as d:
+            k.add_to_bundle(d)
+            with tilec.Bundle(d) as bundle:
+                M, N, K, batch = 37, 300, 45, 3  # A rows of 51, B a shared weight rows of 49, C rows of 301
+                args = (FakeTensor(0x10002, (2 * 40 + M, 51), "bf16"), FakeTensor(0x20006, (N, 49), "bf16"),
+                        FakeTensor(0x30002, (batch * M, 301), "bf16"), M, N, K, batch, 40, 0, M)
+                dims = bundle.check(k.name, *args, target="gfx942")
+                self.assertEqual(dims.grid, (1, 3, batch))  # ceil(37/128) x ceil(300/128) tiles, per matrix
+                with self.assertRaises(tilec.TilecError) as cm:  # a float where it takes the i32 K
+                    bundle.check(k.name, *args[:5], 45.0, *args[6:], target="gfx942")
+                self.assertEqual(cm.exception.status, "TILEC_ERROR_ARG_KIND")
+
 
 class JitTest(unittest.TestCase):
     def setUp(self):

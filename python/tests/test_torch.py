@@ -86,6 +86,14 @@ class FakeTest(unittest.TestCase):
         y = torch.ops.tilec.gemm(x, meta(32, 48), "nn", torch.float32)
         self.assertEqual(y.dtype, torch.float32)
 
+    def test_gemm_batches(self):
+        # 3-D operands batch the GEMM; a 2-D one (a weight) is shared.
+        self.assertEqual(tuple(torch.ops.tilec.gemm(meta(3, 64, 32), meta(48, 32), "nt").shape), (3, 64, 48))
+        self.assertEqual(tuple(torch.ops.tilec.gemm(meta(3, 64, 32), meta(1, 32, 48)).shape), (3, 64, 48))
+        self.assertEqual(tuple(torch.ops.tilec.gemm(meta(64, 32), meta(32, 48)).shape), (64, 48))
+        with self.assertRaisesRegex(ValueError, r"a \(3, 64, 32\) and b \(2, 32, 48\) disagree on the batch"):
+            torch.ops.tilec.gemm(meta(3, 64, 32), meta(2, 32, 48))
+
     def test_gemm_errors(self):
         with self.assertRaisesRegex(ValueError, r"tilec::gemm: layout nn: a \(64, 32\) and b \(48, 32\) disagree on K"):
             torch.ops.tilec.gemm(meta(64, 32), meta(48, 32))
@@ -156,11 +164,14 @@ class BadTensorTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "tilec::gemm: a is on cpu; tilec's kernels run on a GPU"):
             torch.ops.tilec.gemm(a, b)
 
-    def test_strided_views(self):
-        big = torch.zeros(8, 32, dtype=torch.bfloat16)
-        with self.assertRaisesRegex(ValueError, r"a \(shape \(8, 16\), strides \(32, 1\)\) is not row-major "
-                                                r"contiguous.*pass a.contiguous\(\)"):
-            torch.ops.tilec.gemm(big[:, :16], torch.zeros(16, 8, dtype=torch.bfloat16))
+    def test_strided_views_the_gemm_cannot_read(self):
+        big, b = torch.zeros(8, 32, dtype=torch.bfloat16), torch.zeros(16, 8, dtype=torch.bfloat16)
+        with self.assertRaisesRegex(ValueError, r"tilec::gemm: a \(shape \(8, 16\), strides \(32, 2\)\) has no "
+                                                r"dimension of stride 1.*pass a.contiguous\(\)"):
+            torch.ops.tilec.gemm(big[:, ::2], b)
+        heads = torch.zeros(16, 3, 8, dtype=torch.bfloat16).permute(1, 0, 2)  # [3, 16, 8], strides (8, 24, 1)
+        with self.assertRaisesRegex(ValueError, "batch stride 8 is not a multiple of its rows' stride 24"):
+            torch.ops.tilec.gemm(heads, torch.zeros(8, 4, dtype=torch.bfloat16))
 
     def test_dtypes(self):
         with self.assertRaisesRegex(ValueError, "a is torch.float32; the kernel takes torch.bfloat16 or torch.float16"):
@@ -253,7 +264,22 @@ class LaunchArgumentsTest(unittest.TestCase):
         x, w = torch.zeros(64, 256, dtype=torch.bfloat16), torch.zeros(128, 256, dtype=torch.bfloat16)
         self.assertEqual(tuple(torch.ops.tilec.gemm(x, w, "nt").shape), (64, 128))
         self.assertEqual(len(self.launches), 1)
-        self.assertTrue(self.names()[0].startswith("gemm_bf16_bf16"), self.names())
+        self.assertTrue(self.names()[0].startswith("gemm_nt_bf16_bf16"), self.names())
+
+    def test_gemm_strided_views_in_place(self):
+        x = torch.zeros(64, 300, dtype=torch.bfloat16)[:, 8:264]  # rows of 256, 300 apart
+        w = torch.zeros(128, 256, dtype=torch.bfloat16)
+        # A transposed view of the weight is read as stored (layout nt), and
+        # tight rows keep the contiguous kernel.
+        torch.ops.tilec.gemm(x.contiguous(), w.t(), "nn")
+        self.assertTrue(self.names()[-1].startswith("gemm_nt_bf16_bf16"), self.names())
+        # Padded rows: the strided kernel.
+        self.assertEqual(tuple(torch.ops.tilec.gemm(x, w, "nt").shape), (64, 128))
+        self.assertTrue(self.names()[-1].endswith("_strided"), self.names())
+        # A batch over one weight: grid axis 2.
+        y = torch.ops.tilec.gemm(torch.zeros(3, 64, 256, dtype=torch.bfloat16), w, "nt", torch.float32)
+        self.assertEqual((tuple(y.shape), y.dtype), ((3, 64, 128), torch.float32))
+        self.assertEqual(self.launches[-1][1].grid[2], 3)
 
     def test_attention(self):
         q, k, v, cu_q, cu_k, mq, mk = attention_inputs("cpu", torch.bfloat16, (5, 9))
@@ -290,6 +316,21 @@ class GpuTest(unittest.TestCase):
         # reference's only in their order: at most K * 2^-24 * sum|x||w|.
         bound = 256 * 2.0 ** -24 * (x.float().abs() @ lin.weight.float().abs().t())
         self.assertTrue(bool(((y - ref).abs() <= bound + 1e-30).all()))
+
+    def test_gemm_strided_and_batched_views(self):
+        # Read in place: a slice of a padded activation, the transposed view
+        # of a weight, and a batch over one weight. bf16 products are exact in
+        # f32; the kernel's f32 sum and PyTorch's each err by at most
+        # K * 2^-24 * sum|a||w| from the exact one, so they differ by at most twice that.
+        torch.manual_seed(0)
+        big = torch.randn(3, 70, 300, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(130, 256, device="cuda", dtype=torch.bfloat16)
+        for a, b, layout in ((big[0, :, 3:259], w, "nt"), (big[0, :, :256], w.t(), "nn"),
+                             (big[:, 1:69, 10:266], w, "nt")):
+            y = torch.ops.tilec.gemm(a, b, layout, torch.float32)
+            wb = b.float().t() if layout == "nt" else b.float()
+            ref, bound = a.float() @ wb, 2 * 256 * 2.0 ** -24 * (a.float().abs() @ wb.abs())
+            self.assertTrue(bool(((y - ref).abs() <= bound + 1e-30).all()), (tuple(a.shape), layout))
 
     def test_varlen_attention_against_sdpa(self):
         torch.manual_seed(0)

@@ -5,7 +5,11 @@
 
 - ``tilec::gemm(a, b, layout="nn", out_dtype=None)``: C = op(A) @ op(B); layout
   "nn" takes A [M, K] and B [K, N], "nt" B as [N, K] (nn.Linear's weight),
-  "tn" A as [K, M], "tt" both.
+  "tn" A as [K, M], "tt" both. Strided views are read in place: rows with a
+  leading dimension (a slice of a bigger matrix) and transposed views
+  (``w.t()``, read with the other layout letter). 3-D operands [batch, ...]
+  give a batched GEMM, C [batch, M, N]; a 2-D operand, or a batch of 1, is
+  shared by the whole batch (a weight).
 - ``tilec::attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
   max_seqlen_k, softmax_scale=None, causal=False, window=0)``: FlashAttention
   forward over a packed variable-length batch (flash-attn's varlen
@@ -26,9 +30,11 @@ the tensors' GPU. Its kernel comes from a bundle given to use_bundle() (or
 device's target, else it is compiled on the first call through libtilec_c
 (with the compiler's on-disk cache) and kept for the process.
 
-The kernels take row-major contiguous tensors: a tensor with other strides
-gets a ValueError that says so (``tensor.contiguous()`` makes one), as does a
-CPU tensor, a dtype the kernel does not have or mismatched shapes.
+The other kernels take row-major contiguous tensors: a tensor with other
+strides gets a ValueError that says so (``tensor.contiguous()`` makes one), as
+do a GEMM operand without a unit stride or with a batch stride that is not a
+whole number of its rows, a CPU tensor, a dtype the kernel does not have or
+mismatched shapes.
 """
 
 import functools
@@ -39,7 +45,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from . import _runtime, compiler
+from . import _gemm_operands, _runtime, compiler
 
 __all__ = ["device_target", "use_bundle", "gemm", "attention", "paged_decode", "moe"]
 
@@ -148,15 +154,23 @@ _GEMM_OUT = {torch.float32: "f32", torch.bfloat16: "bf16"}
 
 
 def _gemm_shape(a, b, layout):
-    """M, N, K of C = op(A) @ op(B) for `layout`, checked."""
+    """batch, M, N, K of C = op(A) @ op(B) for `layout`, checked: a and b
+    2-D, or 3-D with the batch first (a batch of 1, or a 2-D operand, is
+    shared by the whole batch)."""
     _require("gemm", layout in ("nn", "nt", "tn", "tt"), "layout '%s': expected nn, nt, tn or tt" % layout)
-    _require("gemm", a.dim() == 2 and b.dim() == 2, "a and b must be 2-D, got %s and %s"
-             % (tuple(a.shape), tuple(b.shape)))
-    M, K = (a.shape[0], a.shape[1]) if layout[0] == "n" else (a.shape[1], a.shape[0])
-    Kb, N = (b.shape[0], b.shape[1]) if layout[1] == "n" else (b.shape[1], b.shape[0])
+    _require("gemm", a.dim() in (2, 3) and b.dim() in (2, 3), "a and b must be 2-D, or 3-D with the batch first, "
+             "got %s and %s" % (tuple(a.shape), tuple(b.shape)))
+    M, K = (a.shape[-2], a.shape[-1]) if layout[0] == "n" else (a.shape[-1], a.shape[-2])
+    Kb, N = (b.shape[-2], b.shape[-1]) if layout[1] == "n" else (b.shape[-1], b.shape[-2])
     _require("gemm", K == Kb, "layout %s: a %s and b %s disagree on K (%d vs %d)"
              % (layout, tuple(a.shape), tuple(b.shape), K, Kb))
-    return M, N, K
+    batches = {t.shape[0] for t in (a, b) if t.dim() == 3 and t.shape[0] != 1}
+    _require("gemm", len(batches) <= 1, "a %s and b %s disagree on the batch" % (tuple(a.shape), tuple(b.shape)))
+    return (batches.pop() if batches else 1), M, N, K
+
+
+def _gemm_out_shape(a, b, batch, M, N):
+    return (batch, M, N) if a.dim() == 3 or b.dim() == 3 else (M, N)
 
 
 def _gemm_out_dtype(a, out_dtype):
@@ -166,47 +180,50 @@ def _gemm_out_dtype(a, out_dtype):
     return out_dtype
 
 
-@functools.lru_cache(maxsize=None)
-def _gemm_takes_layouts():
-    """Whether this tilec's GEMM reads transposed operands itself (its
-    `layout` parameter)."""
-    try:
-        gemm_info = next(k for k in compiler.kernels() if k["name"] == "gemm")
-    except OSError:  # no compiler: a bundle's kernels say it by their params
-        return False
-    return any(p["name"] == "layout" for p in gemm_info["params"])
-
-
 @torch.library.custom_op("tilec::gemm", mutates_args=())
 def gemm(a: torch.Tensor, b: torch.Tensor, layout: str = "nn", out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
-    M, N, K = _gemm_shape(a, b, layout)
+    batch, M, N, K = _gemm_shape(a, b, layout)
     out_dtype = _gemm_out_dtype(a, out_dtype)
     dtype = _dtype("gemm", "a", a)
     _require("gemm", b.dtype == a.dtype, "a is %s but b is %s" % (a.dtype, b.dtype))
-    _require_contiguous("gemm", a=a, b=b)
+    try:  # how the kernel reads each operand's rows, or why it cannot
+        ops = [_gemm_operands.gemm_operand(n, t.shape, t.stride(), letter)
+               for n, t, letter in (("a", a, layout[0]), ("b", b, layout[1]))]
+    except ValueError as e:
+        _fail("gemm", str(e))
     device = _require_gpu("gemm", a=a, b=b)
-    c = torch.empty((M, N), dtype=out_dtype, device=device)
-    if M == 0 or N == 0:
+    c = torch.empty(_gemm_out_shape(a, b, batch, M, N), dtype=out_dtype, device=device)
+    if M == 0 or N == 0 or batch == 0:
         return c
     if K == 0:
         return c.zero_()
-    params = dict(dtype=dtype, out=_GEMM_OUT[out_dtype], N=N, K=K)
-    if layout != "nn" and _gemm_takes_layouts():
-        params["layout"] = layout
-    elif layout != "nn":
-        # This tilec's GEMM reads A [M, K] and B [K, N] row-major only: the
-        # transposed operands are copied into that form (one transpose each,
-        # on the same stream) until the kernel takes `layout` itself.
-        a = a if layout[0] == "n" else a.t().contiguous()
-        b = b if layout[1] == "n" else b.t().contiguous()
-    _kernel("gemm", device, **params).launch(a, b, c)
+    kernel_layout = ops[0].letter + ops[1].letter
+    inner = [M if ops[0].letter == "t" else K, K if ops[1].letter == "t" else N]
+    # A and B as the buffers their rows lie in; C a torch tensor, so that the
+    # launch runs on its device and PyTorch's current stream there.
+    args = [(t.data_ptr(), (_gemm_operands.buffer_rows(op, batch), op.ld), t.dtype)
+            for t, op in ((a, ops[0]), (b, ops[1]))]
+    params = dict(dtype=dtype, out=_GEMM_OUT[out_dtype], **({"layout": kernel_layout} if kernel_layout != "nn" else {}))
+    if batch == 1 and all(op.ld == n and _gemm_operands.aligned_for_contiguous(t.data_ptr(), n, t.element_size())
+                          for t, op, n in zip((a, b), ops, inner)):
+        # Rows without padding: the contiguous kernel, specialised on what the
+        # inner extents are multiples of (16-byte loads where they allow; M
+        # is A's inner extent for layout t), from data aligned as it needs.
+        sizes = dict(N=N, K=K, **({"M": M} if kernel_layout[0] == "t" else {}))
+        _kernel("gemm", device, **sizes, **params).launch(*args, c.view(M, N))
+    else:
+        # Padded rows, a batch, or data not aligned for the vector loads: the
+        # strided kernel (element-wise global accesses, any leading dimension
+        # and alignment).
+        _kernel("gemm", device, strided=True, **params).launch(
+            *args, c.view(batch * M, N), M, N, K, batch, ops[0].batch_stride, ops[1].batch_stride, M)
     return c
 
 
 @gemm.register_fake
 def _(a, b, layout="nn", out_dtype=None):
-    M, N, _K = _gemm_shape(a, b, layout)
-    return a.new_empty((M, N), dtype=_gemm_out_dtype(a, out_dtype))
+    batch, M, N, _K = _gemm_shape(a, b, layout)
+    return a.new_empty(_gemm_out_shape(a, b, batch, M, N), dtype=_gemm_out_dtype(a, out_dtype))
 
 
 # --- attention --------------------------------------------------------------

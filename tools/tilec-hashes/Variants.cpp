@@ -54,6 +54,9 @@ const std::vector<Entry> &entries() {
       {"gemm", {{"schedule", "pingpong+interleave+setprio"}, {"stages", "3"}}, On::Cdna},
       {"gemm", {{"lds_layout", "naive"}}, On::Gfx942},
       {"gemm", {{"group_m", "8"}, {"xcds", "8"}}, On::Gfx942},
+      // Strided operands and a batch (lda, ldb, ldc, batch strides).
+      {"gemm", {{"strided", "1"}}},
+      {"gemm", {{"strided", "1"}, {"layout", "nt"}, {"out", "bf16"}}},
       // Attention forward: types, causal and sliding-window masks, GQA, the
       // smaller head, and a packed ragged batch (varlen).
       {"attention", {}},

@@ -57,6 +57,14 @@ TEST(Registry, GemmParametersAndDefaults) {
                                                           {"scale_a", "1"},
                                                           {"scale_b", "1"},
                                                           {"layout", "nn"},
+                                                          {"lda", "tight"},
+                                                          {"ldb", "tight"},
+                                                          {"ldc", "tight"},
+                                                          {"batch", "1"},
+                                                          {"batch_stride_a", "tight"},
+                                                          {"batch_stride_b", "tight"},
+                                                          {"batch_stride_c", "tight"},
+                                                          {"strided", "auto"},
                                                           {"split_k", "1"},
                                                           {"part", "partial"},
                                                           {"b_lds", "nk"}}));
@@ -73,7 +81,8 @@ TEST(Registry, UnknownParameterListsTheValidOnes) {
   Result<Kernel> k = buildKernel("gemm", {{"blockm", "64"}});
   ASSERT_FALSE(k.ok());
   EXPECT_TRUE(contains(k.error(), "kernel 'gemm': unknown parameter 'blockm'")) << k.error();
-  EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, layout, scale_a, scale_b, block_m, "
+  EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, layout, lda, ldb, ldc, batch, batch_stride_a, "
+                                  "batch_stride_b, batch_stride_c, strided, scale_a, scale_b, block_m, "
                                   "block_n, block_k, waves, stages, group_m, xcds, lds_layout, instr, split_k, part, b_lds, "
                                   "schedule"))
       << k.error();

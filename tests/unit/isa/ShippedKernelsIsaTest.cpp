@@ -54,7 +54,7 @@ struct Axis {
 /// their defaults. A shipped kernel missing here fails the test below.
 const std::map<std::string, std::vector<Axis>> &sweptAxes() {
   static const std::map<std::string, std::vector<Axis>> axes = {
-      {"gemm", {{"dtype", {"bf16", "f16", "fp8", "bf8"}}, {"out", {"f32", "bf16"}}}},
+      {"gemm", {{"dtype", {"bf16", "f16", "fp8", "bf8"}}, {"out", {"f32", "bf16"}}, {"strided", {"0", "1"}}}},
       {"attention", {{"dtype", {"bf16", "f16"}}}},
       {"attention_bwd", {{"dtype", {"bf16", "f16"}}, {"part", {"fwd", "dq", "dkdv"}}}},
       // splits > 1 gives the split-KV attend kernel and the combine kernel.

@@ -41,6 +41,18 @@ KernelParams gemmParams(Rng &rng, const std::string &arch) {
                  {"out", pick(rng, {"f32", "bf16"})}};
   p["dtype"] = arch == "gfx942" ? pick(rng, {"bf16", "f16", "fp8", "bf8"}) : pick(rng, {"bf16", "f16"});
   p["stages"] = pick(rng, {"1", "2", "3"});
+  // One in three: strided operands in any layout, rows padded by 0..9
+  // elements, a batch of up to 3 with B shared or not.
+  if (uniform(rng, 0, 2) == 0) {
+    const std::string layout = pick(rng, {"nn", "nt", "tn", "tt"});
+    const int64_t M = std::stoll(p["M"]), N = std::stoll(p["N"]), K = std::stoll(p["K"]);
+    p["layout"] = layout;
+    p["lda"] = std::to_string((layout[0] == 't' ? M : K) + uniform(rng, 0, 9));
+    p["ldb"] = std::to_string((layout[1] == 't' ? K : N) + uniform(rng, 0, 9));
+    p["ldc"] = std::to_string(N + uniform(rng, 0, 9));
+    p["batch"] = std::to_string(uniform(rng, 1, 3));
+    p["batch_stride_b"] = pick(rng, {"tight", "0"});
+  }
   return p;
 }
 

@@ -1,0 +1,109 @@
+// The strided, batched GEMM (GemmConfig::strided: operands with leading
+// dimensions, a batch with batch strides) over layout x target, run in the
+// CPU wavefront emulator and verified against the CPU reference in double
+// precision: each matrix of the batch within gemmProblem's derived tolerance
+// (f32 accumulation error K*2^-24*sum|a||b| plus the output's rounding; fp8
+// adds the two scale roundings), and C's padding columns and the rows between
+// the batch's matrices unchanged, exactly (tolerance 0: the kernel must not
+// write them).
+//
+// Sizes are ragged (not multiples of the tile or of a vector), the leading
+// dimensions pad each row by an odd count, and the batch strides leave gaps;
+// B shared over the batch (batch stride 0, a weight) and a tight operand next
+// to padded ones are covered too.
+#include "Gemm.h"
+#include "RunChecks.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+using namespace tilec;
+using namespace tilec::kernels;
+
+namespace {
+
+struct Strides {
+  const char *name;
+  KernelParams params;  // over M=37 N=21 K=45
+  int64_t batch;
+};
+const Strides kStrides[] = {
+    // A in rows of 51 elements, B of 50, C of 24: slices of bigger matrices.
+    {"padded", {{"lda", "51"}, {"ldb", "50"}, {"ldc", "24"}}, 1},
+    // Three matrices, gaps of 2 rows between them (A, C), B one weight for the batch.
+    {"batched",
+     {{"batch", "3"}, {"lda", "47"}, {"ldc", "23"}, {"batch_stride_a", "47"}, {"batch_stride_b", "0"},
+      {"batch_stride_c", "39"}},
+     3},
+};
+
+using Case = std::tuple<std::string, std::string, int>;  // arch, layout, strides case
+
+class GemmStridedVerify : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GemmStridedVerify, RaggedPaddedBatched) {
+  const auto &[arch, layout, which] = GetParam();
+  const Strides &s = kStrides[which];
+  KernelParams p = s.params;
+  p.insert({{"M", "37"}, {"N", "21"}, {"K", "45"}, {"layout", layout}, {"out", which ? "bf16" : "f32"}});
+  Result<RunResult> r = runAndVerify(*findKernel("gemm"), p, runcheck::emulatorOn(arch, 23));
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->kernels.size(), 1u);
+  EXPECT_NE(r->kernel.name.find("_strided"), std::string::npos) << r->kernel.name;
+  // Every element of C's buffer is checked: the products and the untouched rest.
+  const int64_t ldc = std::stoll(p.at("ldc")), rows = s.batch == 1 ? 37 : 2 * 39 + 37;
+  EXPECT_EQ(r->elements, rows * ldc);
+  runcheck::expectVerifiedAndClean(*r);
+}
+
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + kStrides[std::get<2>(info.param)].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, GemmStridedVerify,
+                         ::testing::Combine(::testing::Values("gfx942", "gfx90a", "gfx1151", "sm_90a"),
+                                            ::testing::Values("nn", "nt", "tn", "tt"), ::testing::Values(0, 1)),
+                         caseName);
+
+// fp8 with its scales, batched and padded (gfx942 only has fp8).
+TEST(GemmStridedVerifyFp8, BatchedPaddedWithScales) {
+  KernelParams p = {{"M", "19"},         {"N", "33"},        {"K", "70"},          {"layout", "nt"},
+                    {"dtype", "fp8"},    {"out", "bf16"},    {"scale_a", "0.5"},   {"scale_b", "3"},
+                    {"batch", "2"},      {"lda", "75"},      {"ldb", "73"},        {"ldc", "40"},
+                    {"batch_stride_c", "21"}};
+  Result<RunResult> r = runAndVerify(*findKernel("gemm"), p, runcheck::emulatorOn("gfx942", 29));
+  ASSERT_TRUE(r.ok()) << r.error();
+  runcheck::expectVerifiedAndClean(*r);
+}
+
+// Bad strides get one clear error before anything runs.
+TEST(GemmStridedParams, Rejected) {
+  const KernelInfo &gemm = *findKernel("gemm");
+  auto problemError = [&](KernelParams p) {
+    p.insert({{"M", "8"}, {"N", "8"}, {"K", "8"}});
+    Result<Problem> prob = gemm.problem(p);
+    return prob ? std::string() : prob.error();
+  };
+  EXPECT_NE(problemError({{"lda", "7"}}).find("parameter 'lda' must be an integer in [8,"), std::string::npos);
+  EXPECT_NE(problemError({{"batch", "2"}, {"batch_stride_c", "7"}}).find("would overlap"), std::string::npos);
+  EXPECT_NE(problemError({{"batch", "2"}, {"split_k", "2"}}).find("split_k=1"), std::string::npos);
+  EXPECT_NE(problemError({{"ldb", "9"}, {"strided", "0"}}).find("strided=0"), std::string::npos);
+  Result<Kernel> k = gemm.build({{"batch", "2"}, {"split_k", "2"}});
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.error().find("split_k=1"), std::string::npos) << k.error();
+}
+
+// Tight operands keep the contiguous kernel (same name, so the same code).
+TEST(GemmStridedParams, TightIsTheContiguousKernel) {
+  const KernelInfo &gemm = *findKernel("gemm");
+  Result<Kernel> tight = gemm.build({{"lda", "tight"}, {"batch", "1"}});
+  ASSERT_TRUE(tight.ok()) << tight.error();
+  EXPECT_EQ(tight->name(), "gemm_bf16_f32_128x128x32_w4_s2");
+  Result<Kernel> strided = gemm.build({{"strided", "1"}});
+  ASSERT_TRUE(strided.ok()) << strided.error();
+  EXPECT_EQ(strided->name(), "gemm_bf16_f32_128x128x32_w4_s2_strided");
+}
+
+}  // namespace
