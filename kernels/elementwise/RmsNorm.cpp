@@ -151,46 +151,26 @@ KernelInfo rmsNormKernelInfo() {
       {"dtype", "bf16", "bf16 | f16 | f32"},
       {"residual", "0", "1: add R first and write the sum to R"},
       {"eps", "1e-6", "added to the mean square"},
-      {"rows", "4", "tokens per workgroup, 1..64"},
-      {"chunk", "512", "columns per step: 32..4096, a power of two"},
-      {"waves", "4", "wavefronts per workgroup"},
   };
-  auto read = [name = info.name, params = info.params](const KernelParams &given, int64_t *tokens,
-                                                       double *eps) -> Result<RmsNormConfig> {
-    ParamReader p(name, params, given);
-    RmsNormConfig c;
-    *tokens = p.integer("tokens", 1, int64_t(1) << 24);
-    c.hidden = p.integer("hidden", 1, int64_t(1) << 20);
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
-    c.residual = p.integer("residual", 0, 1) == 1;
-    *eps = p.real("eps");
-    c.rows = p.integer("rows", 1, 64);
-    c.chunk = p.integer("chunk", 32, 4096);
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
-    if (!p.ok())
-      return p.error();
-    if ((c.chunk & (c.chunk - 1)) != 0)
-      return Error{"kernel 'rms_norm': chunk must be a power of two, got " + std::to_string(c.chunk)};
-    if (*eps < 0)
-      return Error{"kernel 'rms_norm': eps must not be negative"};
-    return c;
-  };
-  info.build = [read](const KernelParams &given) -> Result<Kernel> {
+  for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
+    info.params.push_back(std::move(p));
+  struct RunTime {
     int64_t tokens = 0;
     double eps = 0;
-    Result<RmsNormConfig> c = read(given, &tokens, &eps);
-    if (!c)
-      return Error{c.error()};
-    return buildRmsNorm(*c);
   };
-  info.problem = [read](const KernelParams &given) -> Result<Problem> {
-    int64_t tokens = 0;
-    double eps = 0;
-    Result<RmsNormConfig> c = read(given, &tokens, &eps);
-    if (!c)
-      return Error{c.error()};
-    return rmsNormProblem(*c, tokens, eps);
-  };
+  elementwise::bindKernel<RmsNormConfig, RunTime>(
+      info,
+      [](ParamReader &p, RmsNormConfig &c, RunTime &run) -> std::string {
+        run.tokens = p.integer("tokens", 1, int64_t(1) << 24);
+        c.hidden = p.integer("hidden", 1, int64_t(1) << 20);
+        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
+        c.residual = p.integer("residual", 0, 1) == 1;
+        run.eps = p.real("eps");
+        if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
+          return bad;
+        return p.ok() && run.eps < 0 ? "kernel 'rms_norm': eps must not be negative" : "";
+      },
+      buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps); });
   return info;
 }
 
