@@ -109,6 +109,9 @@ const std::vector<Entry> &entries() {
       {"silu_and_mul", {{"dtype", "f16"}}},
       {"softmax", {}},
       {"softmax", {{"dtype", "f32"}}},
+      {"rope", {}},
+      {"rope", {{"style", "gptj"}}},
+      {"rope", {{"dtype", "f32"}, {"head_dim", "80"}}},
   };
   return list;
 }

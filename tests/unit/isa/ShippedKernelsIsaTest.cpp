@@ -67,6 +67,7 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
       {"rms_norm", {{"dtype", {"bf16", "f16", "f32"}}, {"residual", {"0", "1"}}}},
       {"silu_and_mul", {{"dtype", {"bf16", "f16", "f32"}}}},
       {"softmax", {{"dtype", {"bf16", "f16", "f32"}}}},
+      {"rope", {{"dtype", {"bf16", "f16", "f32"}}, {"style", {"neox", "gptj"}}}},
   };
   return axes;
 }

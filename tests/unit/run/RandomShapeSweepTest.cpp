@@ -159,6 +159,16 @@ KernelParams softmaxParams(Rng &rng, const std::string &) {
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
 }
 
+KernelParams ropeParams(Rng &rng, const std::string &) {
+  return {{"tokens", std::to_string(uniform(rng, 1, 100))},
+          {"max_position", std::to_string(uniform(rng, 1, 500))},
+          {"heads", std::to_string(uniform(rng, 1, 16))},
+          {"kv_heads", std::to_string(uniform(rng, 1, 8))},
+          {"head_dim", std::to_string(2 * uniform(rng, 1, 80))},
+          {"style", pick(rng, {"neox", "gptj"})},
+          {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+}
+
 const std::map<std::string, Generator> &generators() {
   static const std::map<std::string, Generator> g = {
       {"gemm", gemmParams},
@@ -173,6 +183,7 @@ const std::map<std::string, Generator> &generators() {
       {"rms_norm", rmsNormParams},
       {"silu_and_mul", siluAndMulParams},
       {"softmax", softmaxParams},
+      {"rope", ropeParams},
   };
   return g;
 }
