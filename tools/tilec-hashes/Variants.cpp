@@ -105,6 +105,7 @@ const std::vector<Entry> &entries() {
       {"rms_norm", {{"residual", "1"}}},
       {"rms_norm", {{"dtype", "f32"}}},
       {"rms_norm", {{"hidden", "1000"}}},
+      {"rms_norm", {{"fp8_out", "1"}}},
       {"silu_and_mul", {}},
       {"silu_and_mul", {{"dtype", "f16"}}},
       {"softmax", {}},

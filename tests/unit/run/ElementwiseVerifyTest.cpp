@@ -2,7 +2,7 @@
 // them: compiled for every target and verified in the CPU emulator against
 // their double-precision references, with ragged sizes (1 and 333 tokens, rows
 // not a multiple of the chunk, and odd ones that allow no vector access).
-// rms_norm with and without the fused residual add; silu_and_mul; softmax;
+// rms_norm with and without the fused residual add and fp8 output; silu_and_mul; softmax;
 // rope in both rotation styles.
 #include "Registry.h"
 #include "Run.h"
@@ -23,6 +23,11 @@ const runcheck::Case kCases[] = {
     {"t333_h264_bf16_residual", {{"tokens", "333"}, {"hidden", "264"}, {"dtype", "bf16"}, {"residual", "1"}}},
     {"t9_h77_f16", {{"tokens", "9"}, {"hidden", "77"}, {"dtype", "f16"}, {"rows", "2"}, {"chunk", "64"}}},
     {"t5_h100_f32_residual", {{"tokens", "5"}, {"hidden", "100"}, {"dtype", "f32"}, {"residual", "1"}}},
+    // fp8 out: values up to ~350 before saturation at 240 (scale 1/200), and
+    // small ones on the subnormal grid.
+    {"t33_h1000_bf16_fp8", {{"tokens", "33"}, {"hidden", "1000"}, {"dtype", "bf16"}, {"fp8_out", "1"}}},
+    {"t5_h264_f32_residual_fp8",
+     {{"tokens", "5"}, {"hidden", "264"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"}, {"scale", "0.01"}}},
 };
 
 class RmsNormVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
