@@ -4,6 +4,7 @@
 #include "Gemm.h"
 #include "Moe.h"
 #include "elementwise/RmsNorm.h"
+#include "elementwise/Rope.h"
 #include "elementwise/SiluAndMul.h"
 #include "elementwise/Softmax.h"
 #include "mla/MlaDecode.h"
@@ -24,6 +25,7 @@ const std::vector<KernelInfo> &shippedKernels() {
       rmsNormKernelInfo(),
       siluAndMulKernelInfo(),
       softmaxKernelInfo(),
+      ropeKernelInfo(),
   };
   return kernels;
 }

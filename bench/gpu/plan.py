@@ -210,6 +210,27 @@ def _softmax_params(cols, cfg):
     return {"cols": cols, "dtype": "bf16", "block_rows": cfg["rows"], "chunk": cfg["chunk"], "waves": cfg["waves"]}
 
 
+# ---- rope (kernels/elementwise): NeoX rotary embedding of Q and K in place, bf16 ------------------
+ROPE = {"heads": 32, "kv_heads": 8, "head_dim": 128, "max_position": 8192}
+ROPE_TOKENS = [4096, 16, 333]
+# Tokens per workgroup, warps: 4 tokens one after the other, or one token
+# (short token counts: more workgroups).
+ROPE_CONFIGS = [{"tokens_per_group": 4, "waves": 4}, {"tokens_per_group": 1, "waves": 4}]
+
+
+def rope_config_label(cfg):
+    return "t%d_w%d" % (cfg["tokens_per_group"], cfg["waves"])
+
+
+def rope_key(cfg):
+    return "rope/neox_h%d_kv%d_d%d/%s" % (ROPE["heads"], ROPE["kv_heads"], ROPE["head_dim"], rope_config_label(cfg))
+
+
+def _rope_params(cfg):
+    return {"heads": ROPE["heads"], "kv_heads": ROPE["kv_heads"], "head_dim": ROPE["head_dim"], "style": "neox",
+            "dtype": "bf16", **cfg}
+
+
 def compile_jobs():
     """(key, shipped kernel, -p parameters, required): a required job that
     fails to compile stops make_bundle.py; an optional one is recorded as
@@ -250,6 +271,8 @@ def compile_jobs():
     for (_, cols) in SOFTMAX_SHAPES:
         for i, cfg in enumerate(NORM_CONFIGS):
             add(softmax_key(cols, cfg), "softmax", _softmax_params(cols, cfg), i == 0)
+    for i, cfg in enumerate(ROPE_CONFIGS):
+        add(rope_key(cfg), "rope", _rope_params(cfg), i == 0)
     return jobs
 
 

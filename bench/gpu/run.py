@@ -55,6 +55,9 @@ class Case:
     family = ""
     outputs = ()        # tensors compared with the reference
     scratch = ()        # tensors the kernels write and read (poisoned too)
+    # Outputs the kernels update in place: not poisoned, but reset to the
+    # contents setup gave them (case.initial) before the verifying launch.
+    in_place = ()
 
     def __init__(self, shape_label):
         self.shape = shape_label
@@ -303,7 +306,29 @@ class Softmax(Case):
             self.variant(plan.norm_config_label(cfg), [(plan.softmax_key(cols, cfg), ["X", "Y"])])
 
 
-FAMILIES = ["gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax"]
+class Rope(Case):
+    """vLLM's rotary_embedding (NeoX style) on Q [T, heads * D] and K [T,
+    kv_heads * D] in place; the kernel sees them as [T * heads, D] rows."""
+    family = "rope"
+    outputs = ("Q", "K")
+    in_place = ("Q", "K")
+
+    def __init__(self, tokens):
+        r = plan.ROPE
+        H, KH, D = r["heads"], r["kv_heads"], r["head_dim"]
+        super().__init__("T%d H%d KV%d D%d neox" % (tokens, H, KH, D))
+        self.T, self.H, self.KH, self.D = tokens, H, KH, D
+        self.tensors = {"positions": ((tokens,), "i32"), "Q": ((tokens * H, D), "bf16"),
+                        "K": ((tokens * KH, D), "bf16"), "cos_sin_cache": ((r["max_position"], D), "bf16")}
+        # Q and K read and written, a cache row read per token.
+        self.work = {"bytes": 2.0 * (2 * tokens * (H + KH) * D + tokens * D) + 4.0 * tokens}
+        for cfg in plan.ROPE_CONFIGS:
+            self.variant(plan.rope_config_label(cfg),
+                         [(plan.rope_key(cfg), ["positions", "Q", "K", "cos_sin_cache"])])
+
+
+FAMILIES = ["gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
+            "rope"]
 
 
 def all_cases():
@@ -325,6 +350,8 @@ def all_cases():
         cases.append(SiluAndMul(t, i))
     for (r, c) in plan.SOFTMAX_SHAPES:
         cases.append(Softmax(r, c))
+    for t in plan.ROPE_TOKENS:
+        cases.append(Rope(t))
     return cases
 
 
@@ -337,8 +364,9 @@ def kernel_arg_name(case, name):
 def poisoned(case):
     """The tensors the verifying launch fills with NaN (i32: -7) first: the
     outputs and the scratch, so that an element no kernel writes cannot pass.
-    Inputs keep their values; a view is poisoned through its base."""
-    return list(case.outputs) + list(case.scratch)
+    Inputs and outputs updated in place keep their values; a view is poisoned
+    through its base."""
+    return [n for n in case.outputs if n not in case.in_place] + list(case.scratch)
 
 
 def poison(case, T):
@@ -491,6 +519,8 @@ def gpu_main(root, args):
             return setup_silu(case, T)
         if isinstance(case, Softmax):
             return setup_softmax(case, T)
+        if isinstance(case, Rope):
+            return setup_rope(case, T)
         raise ValueError(case.family)
 
     def attention_reference(q, k, v, causal, scale):
@@ -759,6 +789,52 @@ def gpu_main(root, args):
                 errs[label] = "error: %s" % e
         return ref, {"Y": 1e-2}, base, errs
 
+    def setup_rope(case, T):
+        Tn, H, KH, D = case.T, case.H, case.KH, case.D
+        half, P = D // 2, T["cos_sin_cache"].shape[0]
+        T["positions"].copy_(torch.randint(0, P, (Tn,), device=dev, generator=gen, dtype=torch.int32))
+        T["Q"].copy_(randn(T["Q"].shape))
+        T["K"].copy_(randn(T["K"].shape))
+        # vLLM's RotaryEmbedding cache: cos then sin of p / 10000^(2i / D).
+        inv_freq = 1.0 / (10000.0 ** (torch.arange(0, D, 2, device=dev, dtype=torch.float64) / D))
+        angles = torch.arange(P, device=dev, dtype=torch.float64)[:, None] * inv_freq[None, :]
+        T["cos_sin_cache"].copy_(torch.cat((angles.cos(), angles.sin()), -1).to(torch.bfloat16))
+        case.initial = {"Q": T["Q"].clone(), "K": T["K"].clone()}
+        pos, cache = T["positions"].long(), T["cos_sin_cache"]
+
+        def rope(q, k):
+            """vLLM's RotaryEmbedding.forward_native (NeoX), out of place, in q's dtype."""
+            cos, sin = cache[pos].chunk(2, dim=-1)
+            c, s = cos[:, None, :], sin[:, None, :]
+
+            def rot(x, heads):
+                x = x.view(Tn, heads, D)
+                x1, x2 = x[..., :half], x[..., half:]
+                return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).view(Tn * heads, D)
+            return rot(q, H), rot(k, KH)
+        q32, k32 = case.initial["Q"].float(), case.initial["K"].float()
+        cache32 = cache.float()
+        cos, sin = cache32[pos].chunk(2, dim=-1)
+
+        def rot32(x, heads):
+            x = x.view(Tn, heads, D)
+            x1, x2 = x[..., :half], x[..., half:]
+            c, s = cos[:, None, :], sin[:, None, :]
+            return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).view(Tn * heads, D)
+        ref = {"Q": rot32(q32, H), "K": rot32(k32, KH)}
+        Q0, K0 = case.initial["Q"], case.initial["K"]
+        compiled = torch.compile(rope)
+        base = {"torch_eager": lambda: rope(Q0, K0), "torch_compile": lambda: compiled(Q0, K0)}
+        errs = {}
+        for label, fn in base.items():
+            try:
+                q, k = fn()
+                errs[label] = max(rel_err(q, ref["Q"]), rel_err(k, ref["K"]))
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        # bf16 output: one rounding (2^-9 relative on average) of f32 products and sums.
+        return ref, {"Q": 1e-2, "K": 1e-2}, base, errs
+
     # ---- the launches
     def allocate(case):
         T = {}
@@ -852,6 +928,8 @@ def gpu_main(root, args):
                 missing = [k for k, _ in needed if k not in planned["kernels"]]
                 if missing:
                     raise RuntimeError("not in the bundle: %s (%s)" % (missing, [planned["skipped"].get(k) for k in missing]))
+                for n in case.in_place:
+                    T[n].copy_(case.initial[n])
                 poison(case, T)
                 if isinstance(case, AttentionBwd):
                     launcher(case, T, case.forward)()

@@ -28,8 +28,9 @@ class FakeTensor:
 
 
 def inputs(case):
-    """The tensors setup fills and no kernel writes."""
-    return set(case.tensors) - set(case.outputs) - set(case.scratch) - set(case.views)
+    """The tensors setup fills and no kernel writes, and the outputs the
+    kernels update in place (setup fills them too)."""
+    return (set(case.tensors) - set(case.outputs) - set(case.scratch) - set(case.views)) | set(case.in_place)
 
 
 class PoisonTest(unittest.TestCase):
@@ -42,7 +43,7 @@ class PoisonTest(unittest.TestCase):
                 run.poison(case, T)
                 for n in inputs(case):
                     self.assertIsNone(T[n].filled, "input %s is poisoned" % n)
-                for n in list(case.outputs) + list(case.scratch):
+                for n in [o for o in case.outputs if o not in case.in_place] + list(case.scratch):
                     if T[n].dtype == "i32":
                         self.assertEqual(T[n].filled, -7, n)
                     else:
@@ -56,6 +57,11 @@ class PoisonTest(unittest.TestCase):
         case = next(c for c in run.all_cases() if isinstance(c, run.Moe))
         self.assertLessEqual({"logits", "X", "W13", "W2"}, inputs(case))
         self.assertFalse({"logits", "X", "W13", "W2"} & set(run.poisoned(case)))
+
+    def test_rope_updates_q_and_k_in_place(self):
+        case = next(c for c in run.all_cases() if isinstance(c, run.Rope))
+        self.assertEqual(set(case.in_place), {"Q", "K"})
+        self.assertFalse({"Q", "K", "positions", "cos_sin_cache"} & set(run.poisoned(case)))
 
     def test_views_fit_their_base(self):
         for case in run.all_cases():

@@ -9,7 +9,9 @@ bundle's kernels), runs run.py's GPU path on the CPU and requires
    block-table gather or routing in the reference would not;
  - every tilec row to fail verification through the NaN poison: tilec's
    kernels do not run on the CPU, so launches are replaced by no-ops that
-   write nothing, and a harness that missed unwritten outputs would pass them.
+   write nothing, and a harness that missed unwritten outputs would pass them
+   (outputs updated in place: through the reference, as they keep setup's
+   contents).
 This tests the harness, not the kernels.
 """
 import json
@@ -33,6 +35,8 @@ plan.BWD.update(batch=2, seq=33, head_dim=32)
 plan.NORM_SHAPES = [(5, 64)]   # hidden and cols keep their divisibility (8), which selects the kernel
 plan.SILU_SHAPES = [(5, 14336)]   # the intermediate size selects the kernel
 plan.SOFTMAX_SHAPES = [(5, 72)]
+plan.ROPE_TOKENS = [5]   # head counts and head_dim select the kernel
+plan.ROPE.update(max_position=64)
 
 sys.path.insert(0, sys.argv[1])
 import tilec  # noqa: E402  (the package prepare.sh copied, which run.py imports)
@@ -54,6 +58,7 @@ sys.argv = ["run.py", sys.argv[1], "--device", "cpu", "--out", out, "--reps", "2
 run.main()
 rows = json.load(open(out))["rows"]
 failures, checked = [], 0
+in_place = {c.family: bool(c.in_place) for c in run.all_cases()}
 families = {r["family"] for r in rows}
 for fam in ("gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd"):
     if fam not in families:
@@ -78,6 +83,13 @@ for r in rows:
         if not r.get("verified"):
             failures.append("gemm %s %s: a correct C did not verify: %s" % (r["shape"], r.get("config"),
                                                                             r.get("error", r.get("rel_err"))))
+        continue
+    if in_place.get(r["family"]):
+        # Updated in place: the no-op leaves setup's contents, which must not
+        # pass as the result.
+        if r.get("verified") or "error" in r:
+            failures.append("%s %s %s: the no-op launch was not caught by the reference: %s" % (
+                r["family"], r["shape"], r.get("config"), r.get("error", r.get("rel_err"))))
         continue
     if r.get("verified") or "error" in r or not r.get("unwritten") or 0 in r["unwritten"].values():
         failures.append("%s %s %s: the no-op launch was not caught as unwritten outputs: %s" % (

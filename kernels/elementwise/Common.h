@@ -1,12 +1,20 @@
-// What the elementwise kernels share: access widths from a row length, and
-// the host arithmetic of their references.
+// What the elementwise kernels share: access widths from a row length, the
+// registry plumbing of their -p values, and the host arithmetic of their
+// references.
 #pragma once
+
+#include "Params.h"
+#include "Registry.h"
 
 #include "tilec/dsl.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace tilec::kernels::elementwise {
 
@@ -43,6 +51,60 @@ inline double roundTo(DType t, double v) {
   std::frexp(v, &e);  // |v| in [2^(e-1), 2^e)
   const double ulp = std::ldexp(1.0, std::max(e - 1, minExp) - (bits - 1));
   return std::nearbyint(v / ulp) * ulp;
+}
+
+/// The -p parameters of how a workgroup walks its rows: `rowsParam` rows per
+/// workgroup, in steps of `chunk` columns, with `waves` wavefronts.
+inline std::vector<KernelParam> blockingParams(const std::string &rowsParam, const std::string &rowsWhat) {
+  return {{rowsParam, "4", rowsWhat + " per workgroup, 1..64"},
+          {"chunk", "512", "columns per step: 32..4096, a power of two"},
+          {"waves", "4", "wavefronts per workgroup"}};
+}
+
+/// Reads blockingParams' values through `p`; "" or why they do not fit together.
+inline std::string readBlocking(ParamReader &p, const std::string &kernel, const std::string &rowsParam,
+                                int64_t &rows, int64_t &chunk, int &waves) {
+  rows = p.integer(rowsParam, 1, 64);
+  chunk = p.integer("chunk", 32, 4096);
+  waves = static_cast<int>(p.integer("waves", 1, 16));
+  if (p.ok() && (chunk & (chunk - 1)) != 0)
+    return "kernel '" + kernel + "': chunk must be a power of two, got " + std::to_string(chunk);
+  return "";
+}
+
+/// Sets info.build and info.problem (info.name and info.params set first)
+/// from one reader: read(p, config, run) reads the compiled code's
+/// configuration and the run-time values only --run uses (tokens, eps) through
+/// `p`, and returns "" or why the values do not fit together; build(config)
+/// and problem(config, run) make the kernel and its verified problem.
+template <class Config, class RunTime>
+void bindKernel(KernelInfo &info, std::function<std::string(ParamReader &, Config &, RunTime &)> read,
+                std::function<Result<Kernel>(const Config &)> build,
+                std::function<Problem(const Config &, const RunTime &)> problem) {
+  auto parse = [name = info.name, params = info.params, read](const KernelParams &given, Config &c,
+                                                              RunTime &run) -> std::optional<Error> {
+    ParamReader p(name, params, given);
+    const std::string bad = read(p, c, run);
+    if (!p.ok())
+      return p.error();
+    if (!bad.empty())
+      return Error{bad};
+    return std::nullopt;
+  };
+  info.build = [parse, build](const KernelParams &given) -> Result<Kernel> {
+    Config c;
+    RunTime run;
+    if (std::optional<Error> e = parse(given, c, run))
+      return *e;
+    return build(c);
+  };
+  info.problem = [parse, problem](const KernelParams &given) -> Result<Problem> {
+    Config c;
+    RunTime run;
+    if (std::optional<Error> e = parse(given, c, run))
+      return *e;
+    return problem(c, run);
+  };
 }
 
 } // namespace tilec::kernels::elementwise

@@ -5,6 +5,7 @@
 #include "elementwise/Common.h"
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -21,7 +22,8 @@ using elementwise::subnormalHalfUlp;
 } // namespace
 
 std::string rmsNormKernelName(const RmsNormConfig &c) {
-  return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) + "_r" +
+  return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) +
+         (c.fp8Out ? "_fp8out" + std::to_string(divisibilityFor(c.hidden, DType::fp8e4m3fnuz)) : "") + "_r" +
          std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_d" +
          std::to_string(divisibilityFor(c.hidden, c.dtype)) + "_w" + std::to_string(c.waves);
 }
@@ -32,8 +34,12 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   Tensor X = kb.tensor("X", c.dtype, 2, runs);
   Tensor R = c.residual ? kb.tensor("R", c.dtype, 2, runs) : X;
   Tensor W = kb.tensor("W", c.dtype, 2, runs);
-  Tensor Y = kb.tensor("Y", c.dtype, 2, runs);
+  Tensor Y = kb.tensor("Y", c.fp8Out ? DType::fp8e4m3fnuz : c.dtype, 2,
+                       {.divisibility = divisibilityFor(c.hidden, c.fp8Out ? DType::fp8e4m3fnuz : c.dtype)});
   Scalar eps = kb.scalarF32("eps"), invH = kb.scalarF32("inv_h");
+  std::optional<Scalar> invScale;
+  if (c.fp8Out)
+    invScale = kb.scalarF32("inv_scale");
   kb.grid({GridExtent::ceilDiv(X, 0, c.rows)});
   Index r0 = kb.blockId(0) * c.rows, chunks = cdiv(X.dim(1), c.chunk);
 
@@ -67,6 +73,8 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
     kb.load(W, {0, col}, w);
     kb.mul(y, x, ss);
     kb.mul(y, y, w);
+    if (invScale)
+      kb.scale(y, y, *invScale);  // the store rounds to fp8 and saturates
     kb.store(y, Y, {r0, col});
   });
   Kernel k = kb.finish();
@@ -75,7 +83,7 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   return k;
 }
 
-Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps) {
+Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, double scale) {
   const int64_t H = c.hidden;
   Problem p;
   p.tensors.push_back({"X", c.dtype, {tokens, H}});
@@ -90,10 +98,15 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps) {
     p.tensors.push_back({"R", c.dtype, {tokens, H}, /*output=*/true, std::move(r)});
   }
   p.tensors.push_back({"W", c.dtype, {1, H}});
-  p.tensors.push_back({"Y", c.dtype, {tokens, H}, /*output=*/true});
+  const DType out = c.fp8Out ? DType::fp8e4m3fnuz : c.dtype;
+  p.tensors.push_back({"Y", out, {tokens, H}, /*output=*/true});
   const size_t nt = p.tensors.size();
   p.scalars.push_back({"eps", static_cast<float>(eps), nt});
   p.scalars.push_back({"inv_h", static_cast<float>(1.0 / double(H)), nt + 1});
+  // The kernel multiplies by inv_scale as rounded to f32.
+  const double invScale = double(static_cast<float>(1.0 / scale));
+  if (c.fp8Out)
+    p.scalars.push_back({"inv_scale", static_cast<float>(invScale), nt + 2});
   // Y = s r w, r = 1 / sqrt(sum(s^2) / H + eps), s = x (or x + r rounded to
   // dtype). In f32 (u = 2^-24): the sum of H non-negative terms errs by at
   // most (H - 1) u relative in any order; the squares, the product with 1/H
@@ -103,11 +116,18 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps) {
   // With the residual, S = X + R rounds once in f32 and once to dtype (u_t +
   // 2 u relative); where that double rounding differs from the reference's
   // single one by an ulp of dtype, Y moves by as much (u_t more).
-  const double ut = unitRoundoff(c.dtype), u = 0x1p-24;
-  const double k = (double(H) + 3) / 2 + devicemath::kRsqrt + 2;
+  // fp8 out: the product with inv_scale is one more f32 rounding, then
+  // e4m3fnuz rounds to 3 mantissa bits (u_t = 2^-4) above 2^-7 and to a grid
+  // of 2^-10 below, and saturates to +-240: the reference clamps too (a
+  // clamp never widens a difference).
+  const double ut = c.fp8Out ? 0x1p-4 : unitRoundoff(c.dtype), u = 0x1p-24;
+  const double k = (double(H) + 3) / 2 + devicemath::kRsqrt + 2 + (c.fp8Out ? 1 : 0);
+  const double halfSpacing = c.fp8Out ? 0x1p-11 : subnormalHalfUlp(c.dtype);
   p.toleranceRule = "|Y - ref| <= u_t |ref| + (1 + u_t) ((H + 3) / 2 + " + std::to_string(devicemath::kRsqrt) +
-                    " + 2) u |ref|" + (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
-                    ", u = 2^-24, u_t the dtype's; plus half its subnormal spacing";
+                    " + 2" + (c.fp8Out ? " + 1" : "") + ") u |ref|" +
+                    (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
+                    ", u = 2^-24, u_t the output's (fp8: 2^-4, ref = clamp(y inv_scale, +-240)); plus half its "
+                    "subnormal spacing";
   const RmsNormConfig cfg = c;
   p.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
                     std::vector<std::vector<double>> &tolerance) {
@@ -124,9 +144,11 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps) {
         ss += s[t * H + h] * s[t * H + h];
       const double r = 1 / std::sqrt(ss / double(H) + eps);
       for (int64_t h = 0; h < H; ++h) {
-        const double ref = s[t * H + h] * r * w[h];
+        const double exact = s[t * H + h] * r * w[h] * (cfg.fp8Out ? invScale : 1.0);
+        const double ref = cfg.fp8Out ? std::clamp(exact, -240.0, 240.0) : exact;
         y[t * H + h] = ref;
-        yTol[t * H + h] = (ut + (1 + ut) * k * u + (cfg.residual ? ut : 0)) * std::fabs(ref) + subnormalHalfUlp(cfg.dtype);
+        yTol[t * H + h] = ut * std::fabs(ref) + ((1 + ut) * k * u + (cfg.residual ? unitRoundoff(cfg.dtype) : 0)) * std::fabs(exact) +
+                          halfSpacing;
       }
     }
     if (cfg.residual) {
@@ -151,46 +173,32 @@ KernelInfo rmsNormKernelInfo() {
       {"dtype", "bf16", "bf16 | f16 | f32"},
       {"residual", "0", "1: add R first and write the sum to R"},
       {"eps", "1e-6", "added to the mean square"},
-      {"rows", "4", "tokens per workgroup, 1..64"},
-      {"chunk", "512", "columns per step: 32..4096, a power of two"},
-      {"waves", "4", "wavefronts per workgroup"},
+      {"fp8_out", "0", "1: Y in fp8 e4m3fnuz, times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)"},
+      {"scale", "0.005", "the fp8 output's scale (run-time; used by --run)"},
   };
-  auto read = [name = info.name, params = info.params](const KernelParams &given, int64_t *tokens,
-                                                       double *eps) -> Result<RmsNormConfig> {
-    ParamReader p(name, params, given);
-    RmsNormConfig c;
-    *tokens = p.integer("tokens", 1, int64_t(1) << 24);
-    c.hidden = p.integer("hidden", 1, int64_t(1) << 20);
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
-    c.residual = p.integer("residual", 0, 1) == 1;
-    *eps = p.real("eps");
-    c.rows = p.integer("rows", 1, 64);
-    c.chunk = p.integer("chunk", 32, 4096);
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
-    if (!p.ok())
-      return p.error();
-    if ((c.chunk & (c.chunk - 1)) != 0)
-      return Error{"kernel 'rms_norm': chunk must be a power of two, got " + std::to_string(c.chunk)};
-    if (*eps < 0)
-      return Error{"kernel 'rms_norm': eps must not be negative"};
-    return c;
-  };
-  info.build = [read](const KernelParams &given) -> Result<Kernel> {
+  for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
+    info.params.push_back(std::move(p));
+  struct RunTime {
     int64_t tokens = 0;
-    double eps = 0;
-    Result<RmsNormConfig> c = read(given, &tokens, &eps);
-    if (!c)
-      return Error{c.error()};
-    return buildRmsNorm(*c);
+    double eps = 0, scale = 0;
   };
-  info.problem = [read](const KernelParams &given) -> Result<Problem> {
-    int64_t tokens = 0;
-    double eps = 0;
-    Result<RmsNormConfig> c = read(given, &tokens, &eps);
-    if (!c)
-      return Error{c.error()};
-    return rmsNormProblem(*c, tokens, eps);
-  };
+  elementwise::bindKernel<RmsNormConfig, RunTime>(
+      info,
+      [](ParamReader &p, RmsNormConfig &c, RunTime &run) -> std::string {
+        run.tokens = p.integer("tokens", 1, int64_t(1) << 24);
+        c.hidden = p.integer("hidden", 1, int64_t(1) << 20);
+        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
+        c.residual = p.integer("residual", 0, 1) == 1;
+        run.eps = p.real("eps");
+        c.fp8Out = p.integer("fp8_out", 0, 1) == 1;
+        run.scale = p.real("scale");
+        if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
+          return bad;
+        if (p.ok() && run.eps < 0)
+          return "kernel 'rms_norm': eps must not be negative";
+        return p.ok() && !(run.scale > 0) ? "kernel 'rms_norm': scale must be positive" : "";
+      },
+      buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps, run.scale); });
   return info;
 }
 

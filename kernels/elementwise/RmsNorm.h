@@ -16,13 +16,17 @@ namespace tilec::kernels {
 ///   Y[t, :] = X[t, :] / sqrt(mean(X[t, :]^2) + eps) * W[0, :]
 /// with W a [1, hidden] tensor; with `residual`, vLLM's fused_add_rms_norm:
 /// S = X + R is written back to R (rounded to dtype) and normalised instead
-/// of X. Each workgroup takes `rows` tokens, the hidden dimension in chunks of
-/// `chunk` columns (two passes: the sum of squares, then the output).
-/// Arguments: X, [R,] W, Y (all dtype), eps, inv_h = 1 / hidden (f32).
+/// of X. With `fp8Out`, vLLM's rms_norm_static_fp8_quant: Y is fp8 e4m3fnuz,
+/// the normalised value times inv_scale, rounded to nearest even and saturated
+/// to +-240. Each workgroup takes `rows` tokens, the hidden dimension in
+/// chunks of `chunk` columns (two passes: the sum of squares, then the output).
+/// Arguments: X, [R,] W (dtype), Y (dtype or fp8), eps, inv_h = 1 / hidden,
+/// [inv_scale] (f32).
 struct RmsNormConfig {
   DType dtype = DType::bf16;  ///< bf16, f16 or f32; arithmetic in f32
   int64_t hidden = 4096;      ///< sets the tensors' divisibility (16-byte runs where it allows)
   bool residual = false;
+  bool fp8Out = false;        ///< Y in fp8 e4m3fnuz, scaled by the inv_scale argument
   int64_t rows = 4;           ///< tokens per workgroup
   int64_t chunk = 512;        ///< columns per step
   int waves = 4;
@@ -30,7 +34,8 @@ struct RmsNormConfig {
 
 std::string rmsNormKernelName(const RmsNormConfig &config);
 Result<Kernel> buildRmsNorm(const RmsNormConfig &config);
-Problem rmsNormProblem(const RmsNormConfig &config, int64_t tokens, double eps);
+/// `scale`: the fp8 output's (ignored without fp8Out).
+Problem rmsNormProblem(const RmsNormConfig &config, int64_t tokens, double eps, double scale = 1.0);
 KernelInfo rmsNormKernelInfo();
 
 } // namespace tilec::kernels

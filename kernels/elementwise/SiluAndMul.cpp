@@ -84,40 +84,18 @@ KernelInfo siluAndMulKernelInfo() {
       {"tokens", "64", "tokens (run-time; used by --run)"},
       {"intermediate", "14336", "I: out has I columns, X 2 I"},
       {"dtype", "bf16", "bf16 | f16 | f32"},
-      {"rows", "4", "tokens per workgroup, 1..64"},
-      {"chunk", "512", "columns per step: 32..4096, a power of two"},
-      {"waves", "4", "wavefronts per workgroup"},
   };
-  auto read = [name = info.name, params = info.params](const KernelParams &given,
-                                                       int64_t *tokens) -> Result<SiluAndMulConfig> {
-    ParamReader p(name, params, given);
-    SiluAndMulConfig c;
-    *tokens = p.integer("tokens", 1, int64_t(1) << 24);
-    c.intermediate = p.integer("intermediate", 1, int64_t(1) << 20);
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
-    c.rows = p.integer("rows", 1, 64);
-    c.chunk = p.integer("chunk", 32, 4096);
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
-    if (!p.ok())
-      return p.error();
-    if ((c.chunk & (c.chunk - 1)) != 0)
-      return Error{"kernel 'silu_and_mul': chunk must be a power of two, got " + std::to_string(c.chunk)};
-    return c;
-  };
-  info.build = [read](const KernelParams &given) -> Result<Kernel> {
-    int64_t tokens = 0;
-    Result<SiluAndMulConfig> c = read(given, &tokens);
-    if (!c)
-      return Error{c.error()};
-    return buildSiluAndMul(*c);
-  };
-  info.problem = [read](const KernelParams &given) -> Result<Problem> {
-    int64_t tokens = 0;
-    Result<SiluAndMulConfig> c = read(given, &tokens);
-    if (!c)
-      return Error{c.error()};
-    return siluAndMulProblem(*c, tokens);
-  };
+  for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
+    info.params.push_back(std::move(p));
+  elementwise::bindKernel<SiluAndMulConfig, int64_t>(
+      info,
+      [](ParamReader &p, SiluAndMulConfig &c, int64_t &tokens) -> std::string {
+        tokens = p.integer("tokens", 1, int64_t(1) << 24);
+        c.intermediate = p.integer("intermediate", 1, int64_t(1) << 20);
+        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
+        return elementwise::readBlocking(p, "silu_and_mul", "rows", c.rows, c.chunk, c.waves);
+      },
+      buildSiluAndMul, [](const SiluAndMulConfig &c, const int64_t &tokens) { return siluAndMulProblem(c, tokens); });
   return info;
 }
 

@@ -118,40 +118,18 @@ KernelInfo softmaxKernelInfo() {
       {"rows", "64", "rows of X (run-time; used by --run)"},
       {"cols", "4096", "row length (its divisibility sets the access width)"},
       {"dtype", "bf16", "bf16 | f16 | f32"},
-      {"block_rows", "4", "rows per workgroup, 1..64"},
-      {"chunk", "512", "columns per step: 32..4096, a power of two"},
-      {"waves", "4", "wavefronts per workgroup"},
   };
-  auto read = [name = info.name, params = info.params](const KernelParams &given,
-                                                       int64_t *rows) -> Result<SoftmaxConfig> {
-    ParamReader p(name, params, given);
-    SoftmaxConfig c;
-    *rows = p.integer("rows", 1, int64_t(1) << 24);
-    c.cols = p.integer("cols", 1, int64_t(1) << 20);
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
-    c.rows = p.integer("block_rows", 1, 64);
-    c.chunk = p.integer("chunk", 32, 4096);
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
-    if (!p.ok())
-      return p.error();
-    if ((c.chunk & (c.chunk - 1)) != 0)
-      return Error{"kernel 'softmax': chunk must be a power of two, got " + std::to_string(c.chunk)};
-    return c;
-  };
-  info.build = [read](const KernelParams &given) -> Result<Kernel> {
-    int64_t rows = 0;
-    Result<SoftmaxConfig> c = read(given, &rows);
-    if (!c)
-      return Error{c.error()};
-    return buildSoftmax(*c);
-  };
-  info.problem = [read](const KernelParams &given) -> Result<Problem> {
-    int64_t rows = 0;
-    Result<SoftmaxConfig> c = read(given, &rows);
-    if (!c)
-      return Error{c.error()};
-    return softmaxProblem(*c, rows);
-  };
+  for (KernelParam &p : elementwise::blockingParams("block_rows", "rows"))
+    info.params.push_back(std::move(p));
+  elementwise::bindKernel<SoftmaxConfig, int64_t>(
+      info,
+      [](ParamReader &p, SoftmaxConfig &c, int64_t &rows) -> std::string {
+        rows = p.integer("rows", 1, int64_t(1) << 24);
+        c.cols = p.integer("cols", 1, int64_t(1) << 20);
+        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
+        return elementwise::readBlocking(p, "softmax", "block_rows", c.rows, c.chunk, c.waves);
+      },
+      buildSoftmax, [](const SoftmaxConfig &c, const int64_t &rows) { return softmaxProblem(c, rows); });
   return info;
 }
 

@@ -474,6 +474,22 @@ void abiBufferLoadVec(const tl_emu_rsrc *r, int off, int bytes, void *out) {
     memcpy(out, (const void *)addr, (size_t)bytes);
 }
 
+/// A b64 or b128 buffer store: aligned as abiBufferLoadVec requires, else
+/// reported and dropped.
+void abiBufferStoreVec(const tl_emu_rsrc *r, int off, int bytes, const void *in) {
+  Worker *w = tWorker;
+  ++w->laneInstr;
+  if (((uintptr_t)r->base + (uint32_t)off) % (uintptr_t)bytes != 0 && (uint32_t)off < r->numRecords) {
+    w->invalid += 1;
+    w->shared->message(Invalid, [&] { return std::string("invalid instruction: " + w->where(*w->cur) + ": buffer store of " +
+                                    std::to_string(bytes) + " bytes at " + hex((uintptr_t)r->base + (uint32_t)off) +
+                                    " is not aligned to its size"); });
+    return;
+  }
+  if (uintptr_t addr = bufferAddress(*w, r, off, bytes, "store"))
+    memcpy((void *)addr, in, (size_t)bytes);
+}
+
 void abiBufferStore(const tl_emu_rsrc *r, int off, int bytes, unsigned value) {
   Worker *w = tWorker;
   ++w->laneInstr;
@@ -939,7 +955,8 @@ void retireAllWgmma(Worker &w) {
 const tl_emu_abi kAbi = {TL_EMU_ABI_VERSION, abiThreadId,   abiBlockId,     abiLaneId,    abiBarrier,
                          abiBufferLoad,      abiBufferStore, abiBufferLoadVec, abiLdsAccess, abiBpermute,
                          abiMatrix,          abiCopyAsync,   abiAsyncCommit, abiAsyncWait, abiLdsAddress,
-                         abiWgmma,           abiWgmmaFence,  abiWgmmaCommit, abiWgmmaWait, abiWgmmaTouch};
+                         abiWgmma,           abiWgmmaFence,  abiWgmmaCommit, abiWgmmaWait, abiWgmmaTouch,
+                         abiBufferStoreVec};
 
 // --- workgroups ------------------------------------------------------------------------
 

@@ -22,7 +22,8 @@ if torch is not None:
 _NO_GPU = _NO_TORCH or (None if torch.cuda.is_available() else
                         "no GPU visible to PyTorch: the tilec.torch execution tests need one")
 
-OPS = ("gemm", "attention", "paged_decode", "moe")
+OPS = ("gemm", "attention", "paged_decode", "moe", "rms_norm", "fused_add_rms_norm", "silu_and_mul", "softmax",
+       "rotary_embedding")
 
 
 def meta(*shape, dtype=None):
@@ -127,6 +128,39 @@ class FakeTest(unittest.TestCase):
         self.assertEqual(tuple(torch.ops.tilec.moe(x, logits, w13, w2, 2).shape), (10, 128))
         with self.assertRaisesRegex(ValueError, r"w2 \(8, 256, 128\) must be \[experts, hidden, intermediate\]"):
             torch.ops.tilec.moe(x, logits, w13, meta(8, 256, 128), 2)
+
+
+@unittest.skipIf(_NO_TORCH, _NO_TORCH)
+class ElementwiseFakeTest(unittest.TestCase):
+    """The element-wise operators' fake implementations, on meta tensors."""
+
+    def test_norms(self):
+        x, w = meta(7, 4096), meta(4096)
+        self.assertEqual(tuple(torch.ops.tilec.rms_norm(x, w).shape), (7, 4096))
+        self.assertEqual(tuple(torch.ops.tilec.fused_add_rms_norm(x, meta(7, 4096), w, 1e-5).shape), (7, 4096))
+        with self.assertRaisesRegex(ValueError, r"tilec::rms_norm: weight \(4095,\) must be \[hidden\] = \[4096\]"):
+            torch.ops.tilec.rms_norm(x, meta(4095))
+        with self.assertRaisesRegex(ValueError, r"tilec::fused_add_rms_norm: residual \(6, 4096\) and x \(7, 4096\) differ"):
+            torch.ops.tilec.fused_add_rms_norm(x, meta(6, 4096), w)
+        with self.assertRaisesRegex(ValueError, "weight is torch.float16, x torch.bfloat16"):
+            torch.ops.tilec.rms_norm(x, meta(4096, dtype=torch.float16))
+
+    def test_silu_and_mul_and_softmax(self):
+        out = torch.ops.tilec.silu_and_mul(meta(5, 2 * 1000, dtype=torch.float32))
+        self.assertEqual((tuple(out.shape), out.dtype), ((5, 1000), torch.float32))
+        with self.assertRaisesRegex(ValueError, "its width is odd"):
+            torch.ops.tilec.silu_and_mul(meta(5, 7))
+        self.assertEqual(tuple(torch.ops.tilec.softmax(meta(3, 333)).shape), (3, 333))
+        with self.assertRaisesRegex(ValueError, r"tilec::softmax: x must be 2-D \[rows, cols\], got \(3,\)"):
+            torch.ops.tilec.softmax(meta(3))
+
+    def test_rotary_embedding(self):
+        pos, q, k, cache = meta(9, dtype=torch.int64), meta(9, 8 * 64), meta(9, 2 * 64), meta(100, 64)
+        self.assertIsNone(torch.ops.tilec.rotary_embedding(pos, q, k, 64, cache, False))
+        with self.assertRaisesRegex(ValueError, r"query \(9, 512\) and key \(9, 96\) must be whole heads of 64"):
+            torch.ops.tilec.rotary_embedding(pos, q, meta(9, 96), 64, cache)
+        with self.assertRaisesRegex(ValueError, "its rows must hold head_size = 64 values"):
+            torch.ops.tilec.rotary_embedding(pos, q, k, 64, meta(100, 32))
 
 
 @unittest.skipIf(_NO_TORCH, _NO_TORCH)
@@ -301,6 +335,31 @@ class LaunchArgumentsTest(unittest.TestCase):
         self.assertEqual(tuple(torch.ops.tilec.moe(x, logits, w13, w2, 2).shape), (10, 128))
         self.assertEqual(len(self.launches), 5)  # gate, align, gate_up, down, combine
 
+    def test_norms(self):
+        x, r, w = (torch.zeros(*s, dtype=torch.bfloat16) for s in ((7, 4096), (7, 4096), (4096,)))
+        torch.ops.tilec.rms_norm(x, w)
+        torch.ops.tilec.fused_add_rms_norm(x, r, w)
+        self.assertEqual(len(self.launches), 2)
+        self.assertTrue(self.names()[0].startswith("rms_norm_bf16"), self.names())
+        self.assertTrue(self.names()[1].startswith("fused_add_rms_norm_bf16"), self.names())
+
+    def test_silu_and_mul_and_softmax(self):
+        torch.ops.tilec.silu_and_mul(torch.zeros(5, 2 * 1000, dtype=torch.float16))
+        torch.ops.tilec.softmax(torch.zeros(3, 333, dtype=torch.float32))
+        self.assertEqual(len(self.launches), 2)
+        self.assertTrue(self.names()[0].startswith("silu_and_mul_f16_i1000"), self.names())
+        self.assertTrue(self.names()[1].startswith("softmax_f32"), self.names())
+
+    def test_rotary_embedding_both_styles(self):
+        pos = torch.zeros(9, dtype=torch.int64)
+        q, k = torch.zeros(9, 8 * 64, dtype=torch.bfloat16), torch.zeros(9, 2 * 64, dtype=torch.bfloat16)
+        cache = torch.zeros(100, 64, dtype=torch.bfloat16)
+        torch.ops.tilec.rotary_embedding(pos, q, k, 64, cache, True)
+        torch.ops.tilec.rotary_embedding(pos, q, k, 64, cache, False)
+        self.assertEqual(len(self.launches), 2)
+        self.assertTrue(self.names()[0].startswith("rope_neox_bf16_h8_kv2_d64"), self.names())
+        self.assertTrue(self.names()[1].startswith("rope_gptj_bf16_h8_kv2_d64"), self.names())
+
 
 @unittest.skipIf(_NO_GPU, _NO_GPU)
 class GpuTest(unittest.TestCase):
@@ -351,6 +410,51 @@ class GpuTest(unittest.TestCase):
             bound = rel * A + 2.0 ** -8 * (ref.abs() + rel * A)
             self.assertTrue(bool(((out[start:start + n].float() - ref).abs() <= bound).all()))
             start += n
+
+    def test_elementwise_against_torch(self):
+        torch.manual_seed(0)
+        x = torch.randn(33, 1000, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(1000, device="cuda", dtype=torch.bfloat16)
+        x32, w32 = x.float(), w.float()
+        # bf16 outputs: the kernels' own bounds (kernels/elementwise) are one
+        # rounding to bf16 (2^-8 relative) plus f32 terms far below it here;
+        # 2^-7 relative (plus 2^-7 absolute for silu's and softmax's small
+        # values) leaves room for torch's references' f32 order of sums.
+        def close(out, ref):
+            return bool(((out.float() - ref).abs() <= 2.0 ** -7 * (ref.abs() + 1)).all())
+        ref = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + 1e-6) * w32
+        self.assertTrue(close(torch.ops.tilec.rms_norm(x, w, 1e-6), ref))
+        self.assertTrue(close(torch.ops.tilec.silu_and_mul(x), F.silu(x32[:, :500]) * x32[:, 500:]))
+        self.assertTrue(close(torch.ops.tilec.softmax(x), torch.softmax(x32, -1)))
+        r = torch.randn(33, 1000, device="cuda", dtype=torch.bfloat16)
+        s = (x32 + r.float()).to(torch.bfloat16)
+        y = torch.ops.tilec.fused_add_rms_norm(x, r, w, 1e-6)
+        self.assertTrue(bool((r == s).all()))   # x + r in f32, rounded once: as torch rounds it
+        s32 = s.float()
+        self.assertTrue(close(y, s32 * torch.rsqrt(s32.pow(2).mean(-1, keepdim=True) + 1e-6) * w32))
+
+    def test_rotary_embedding_against_torch(self):
+        torch.manual_seed(0)
+        T, H, KH, D, P = 21, 8, 2, 64, 100
+        pos = torch.randint(0, P, (T,), device="cuda")
+        angles = torch.arange(P, device="cuda", dtype=torch.float64)[:, None] / \
+            10000.0 ** (torch.arange(0, D, 2, device="cuda", dtype=torch.float64) / D)
+        cache = torch.cat((angles.cos(), angles.sin()), -1).to(torch.bfloat16)
+        for neox in (True, False):
+            q = torch.randn(T, H * D, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(T, KH * D, device="cuda", dtype=torch.bfloat16)
+            q0, k0 = q.float(), k.float()
+            torch.ops.tilec.rotary_embedding(pos, q, k, D, cache, neox)
+            cos, sin = cache.float()[pos].chunk(2, -1)
+            for out, x0, heads in ((q, q0, H), (k, k0, KH)):
+                x = x0.view(T, heads, D)
+                x1, x2 = (x[..., :D // 2], x[..., D // 2:]) if neox else (x[..., 0::2], x[..., 1::2])
+                c, s = cos[:, None, :], sin[:, None, :]
+                y1, y2 = x1 * c - x2 * s, x2 * c + x1 * s
+                ref = torch.cat((y1, y2), -1) if neox else torch.stack((y1, y2), -1).flatten(-2)
+                # One rounding to bf16 (2^-8 relative) over f32 products.
+                self.assertTrue(bool(((out.float() - ref.reshape(T, heads * D)).abs()
+                                      <= 2.0 ** -7 * (ref.abs().reshape(T, heads * D) + 2 ** -7)).all()), neox)
 
 
 if __name__ == "__main__":

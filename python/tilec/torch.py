@@ -23,6 +23,10 @@
   fused-MoE weights (w13 [E, 2I, hidden], gate rows then up rows; w2
   [E, hidden, I]).
 
+- the element-wise kernels: ``tilec::rms_norm``, ``tilec::fused_add_rms_norm``,
+  ``tilec::silu_and_mul``, ``tilec::softmax`` and ``tilec::rotary_embedding``
+  (vLLM's signatures; tilec/_elementwise_ops.py).
+
 Each operator has a fake implementation (shapes only), so ``torch.compile``
 traces it without running it. A call launches on PyTorch's current stream of
 the tensors' GPU. Its kernel comes from a bundle given to use_bundle() (or
@@ -47,7 +51,8 @@ import torch
 
 from . import _gemm_operands, _runtime, compiler
 
-__all__ = ["device_target", "use_bundle", "gemm", "attention", "paged_decode", "moe"]
+__all__ = ["device_target", "use_bundle", "gemm", "attention", "paged_decode", "moe", "rms_norm",
+           "fused_add_rms_norm", "silu_and_mul", "softmax", "rotary_embedding"]
 
 # tilec's element-type names (the -p dtype values) of the torch dtypes its
 # kernels take.
@@ -400,3 +405,7 @@ def moe(hidden_states: torch.Tensor, router_logits: torch.Tensor, w13: torch.Ten
 def _(hidden_states, router_logits, w13, w2, topk, renormalize=True):
     _moe_shapes(hidden_states, router_logits, w13, w2, topk)
     return torch.empty_like(hidden_states)
+
+
+# The element-wise operators use the helpers above.
+from ._elementwise_ops import fused_add_rms_norm, rms_norm, rotary_embedding, silu_and_mul, softmax  # noqa: E402,F401

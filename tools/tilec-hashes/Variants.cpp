@@ -108,10 +108,14 @@ const std::vector<Entry> &entries() {
       {"rms_norm", {{"residual", "1"}}},
       {"rms_norm", {{"dtype", "f32"}}},
       {"rms_norm", {{"hidden", "1000"}}},
+      {"rms_norm", {{"fp8_out", "1"}}},
       {"silu_and_mul", {}},
       {"silu_and_mul", {{"dtype", "f16"}}},
       {"softmax", {}},
       {"softmax", {{"dtype", "f32"}}},
+      {"rope", {}},
+      {"rope", {{"style", "gptj"}}},
+      {"rope", {{"dtype", "f32"}, {"head_dim", "80"}}},
   };
   return list;
 }

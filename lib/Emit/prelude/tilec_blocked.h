@@ -248,19 +248,43 @@ template <int R, int C, class P, class G> TL_INLINE void load_tile(Blocked<R, C,
 }
 
 /// Writes the tile to the window of `g` at (r0, c0), converting to g's element
-/// type; each element once (by its owner); outside g: dropped.
+/// type; each element once (by its owner); outside g: dropped. A run of V
+/// elements goes out in one access of V * sizeof(T) bytes (as load_tile's: the
+/// tensor's divisibility keeps it inside a row and aligned) wherever the tile's
+/// width is a multiple of V, so that a run is owned whole or not at all.
 template <int R, int C, class P, class G>
 TL_INLINE void store_tile(const Blocked<R, C, P> &t, const G &g, int r0, int c0) {
   using B = Blocked<R, C, P>;
   using T = decltype(g.load(0, 0));
+  constexpr int eb = (int)sizeof(T), bytes = B::V * eb;
+  constexpr bool wide = C % B::V == 0 && (bytes == 4 || bytes == 8 || bytes == 16);
   TL_UNROLL
   for (int i = 0; i < B::RR; ++i)
     TL_UNROLL
-    for (int k = 0; k < B::CR; ++k)
-      TL_UNROLL
-      for (int e = 0; e < B::V; ++e)
-        if (B::owns_row(i) && B::owns_col(k, e))
-          g.store(r0 + B::row(i), c0 + B::col(k, e), from_f32<T>(t.v[i][k][e]));
+    for (int k = 0; k < B::CR; ++k) {
+      if constexpr (wide) {
+        if (!(B::owns_row(i) && B::owns_col(k, 0)))
+          continue;
+        raw_t<bytes> run;
+        TL_UNROLL
+        for (int e = 0; e < B::V; ++e) {
+          const T x = from_f32<T>(t.v[i][k][e]);
+          __builtin_memcpy((char *)&run + e * eb, &x, eb);
+        }
+        const int off = g.store_offset(r0 + B::row(i), c0 + B::col(k, 0));
+        if constexpr (bytes == 16)
+          hw::buffer_store_b128(run, g.rsrc, off);
+        else if constexpr (bytes == 8)
+          hw::buffer_store_b64(run, g.rsrc, off);
+        else
+          hw::buffer_store_b32(run, g.rsrc, off);
+      } else {
+        TL_UNROLL
+        for (int e = 0; e < B::V; ++e)
+          if (B::owns_row(i) && B::owns_col(k, e))
+            g.store(r0 + B::row(i), c0 + B::col(k, e), from_f32<T>(t.v[i][k][e]));
+      }
+    }
 }
 
 /// Register tile -> LDS tile of the same shape (each element once).

@@ -70,6 +70,8 @@ TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) { return __builtin_amdgcn_
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b8(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b16(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b32(v, r, off, 0, 0); }
+TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b64(v, r, off, 0, 0); }
+TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b128(v, r, off, 0, 0); }
 #else
 // Older compilers (e.g. the hipRTC of ROCm 5.x): the V# as four dwords and the
 // LLVM intrinsics reached through asm labels.
@@ -81,6 +83,8 @@ __device__ rsrc_t tl_raw_buffer_load_v4i32(rsrc_t, int, int, int) __asm("llvm.am
 __device__ short tl_raw_buffer_load_i16(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i16");
 __device__ char tl_raw_buffer_load_i8(rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.load.i8");
 __device__ void tl_raw_buffer_store_i32(int, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i32");
+__device__ void tl_raw_buffer_store_v2i32(tl_int2_t, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.v2i32");
+__device__ void tl_raw_buffer_store_v4i32(rsrc_t, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.v4i32");
 __device__ void tl_raw_buffer_store_i16(short, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i16");
 __device__ void tl_raw_buffer_store_i8(char, rsrc_t, int, int, int) __asm("llvm.amdgcn.raw.buffer.store.i8");
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
@@ -100,6 +104,8 @@ TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) { return __builtin_bit_cas
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { tl_raw_buffer_store_i8((char)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { tl_raw_buffer_store_i16((short)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { tl_raw_buffer_store_i32((int)v, r, off, 0, 0); }
+TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { tl_raw_buffer_store_v2i32(__builtin_bit_cast(tl_int2_t, v), r, off, 0, 0); }
+TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { tl_raw_buffer_store_v4i32(__builtin_bit_cast(rsrc_t, v), r, off, 0, 0); }
 #endif
 
 // --- LDS ------------------------------------------------------------------------

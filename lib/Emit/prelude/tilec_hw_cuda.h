@@ -70,6 +70,8 @@ TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) { return bounded_load<uint
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { bounded_store(v, r, off); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { bounded_store(v, r, off); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { bounded_store(v, r, off); }
+TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { bounded_store(v, r, off); }
+TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { bounded_store(v, r, off); }
 
 /// cp.async: `Bytes` (4, 8 or 16) from global memory at r.base + off to
 /// shared memory at dst, zero-filled when the access does not lie wholly

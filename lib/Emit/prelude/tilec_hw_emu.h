@@ -36,7 +36,7 @@ enum tl_emu_matrix_op {
   TL_EMU_MMA_M16N8K16_F16 = 11,   // the same with f16 operands
 };
 
-#define TL_EMU_ABI_VERSION 6u
+#define TL_EMU_ABI_VERSION 7u
 struct tl_emu_abi {
   unsigned version;
   int (*thread_id)(void);
@@ -80,6 +80,11 @@ struct tl_emu_abi {
   /// An access to the accumulator registers at p (reported while a wgmma
   /// that writes them is in flight).
   void (*wgmma_touch)(const float *p);
+
+  /// Stores `bytes` (8 or 16) from *in at r->base + off; dropped when the
+  /// access lies wholly past num_records. Misaligned or partly out-of-range
+  /// accesses are reported, as for buffer_load_vec.
+  void (*buffer_store_vec)(const struct tl_emu_rsrc *r, int off, int bytes, const void *in);
 };
 }
 
@@ -142,6 +147,8 @@ TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) {
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { emu->buffer_store(&r, off, 1, v); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { emu->buffer_store(&r, off, 2, v); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { emu->buffer_store(&r, off, 4, v); }
+TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { emu->buffer_store_vec(&r, off, 8, &v); }
+TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { emu->buffer_store_vec(&r, off, 16, &v); }
 
 // --- asynchronous copies (tilec_hw_cuda.h's cp.async): the LDS write of a
 // copy happens when async_wait retires its group (or when the lane returns);

@@ -91,6 +91,48 @@ extern "C" __global__ void wide(const unsigned *in, unsigned *out, int records, 
   EXPECT_TRUE(anyMessageHas(bad, "is not aligned to its size")) << bad.summary();
 }
 
+// b64/b128 buffer stores (what blocked tiles' runs issue): the bytes in
+// range written, those wholly past num_records dropped, a misaligned store
+// reported and not performed.
+TEST(OutOfBounds, VectorBufferStoresAreWholeAlignedAndChecked) {
+  auto emu = makeEmulator("gfx942");
+  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
+extern "C" __global__ void wide(unsigned *out, int records, int skew) {
+  unsigned t = (unsigned)tl::hw::thread_id();
+  tl::hw::rsrc_t r = tl::hw::make_rsrc(out, records, 0x00020000u);
+  tl::uint4_t q = {4 * t, 4 * t + 1, 4 * t + 2, 4 * t + 3};
+  tl::uint2_t d = {7000 + 2 * t, 7000 + 2 * t + 1};
+  tl::hw::buffer_store_b128(q, r, 16 * (int)t + skew);
+  tl::hw::buffer_store_b64(d, r, 1024 + 8 * (int)t + skew);
+}
+)", "wide");
+  ASSERT_TRUE(k);
+  auto *out = (unsigned *)emu->allocate(512 * 4);
+  auto run = [&](int records, int skew) {
+    for (unsigned i = 0; i < 512; ++i)
+      out[i] = 0xdeadu;
+    return launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(out), Arg::integer(records), Arg::integer(skew)});
+  };
+  // num_records = 1024 + 80 bytes: every b128 store (bytes 0..1023) and the
+  // b64 stores of lanes 0..9 are in, lanes 10.. of the b64 stores wholly past.
+  LaunchReport rep = run(1024 + 80, 0);
+  EXPECT_TRUE(rep.clean()) << rep.summary();
+  for (unsigned t = 0; t < 64; ++t)
+    for (unsigned i = 0; i < 4; ++i)
+      EXPECT_EQ(out[4 * t + i], 4 * t + i) << t;
+  for (unsigned t = 0; t < 64; ++t) {
+    EXPECT_EQ(out[256 + 2 * t], t < 10 ? 7000 + 2 * t : 0xdeadu) << t;
+    EXPECT_EQ(out[256 + 2 * t + 1], t < 10 ? 7000 + 2 * t + 1 : 0xdeadu) << t;
+  }
+  // Skewed by 4 bytes: every store in range is misaligned, reported, dropped.
+  LaunchReport bad = run(2048, 4);
+  EXPECT_FALSE(bad.clean());
+  EXPECT_EQ(bad.invalidInstructions, 64 + 64);
+  EXPECT_TRUE(anyMessageHas(bad, "buffer store of 16 bytes")) << bad.summary();
+  EXPECT_TRUE(anyMessageHas(bad, "is not aligned to its size")) << bad.summary();
+  EXPECT_EQ(out[1], 0xdeadu);
+}
+
 TEST(OutOfBounds, PointerNotFromAllocateIsReported) {
   auto emu = makeEmulator("gfx942");
   auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"

@@ -2,7 +2,8 @@
 // them: compiled for every target and verified in the CPU emulator against
 // their double-precision references, with ragged sizes (1 and 333 tokens, rows
 // not a multiple of the chunk, and odd ones that allow no vector access).
-// rms_norm with and without the fused residual add; silu_and_mul.
+// rms_norm with and without the fused residual add and fp8 output; silu_and_mul; softmax;
+// rope in both rotation styles.
 #include "Registry.h"
 #include "Run.h"
 #include "RunChecks.h"
@@ -22,6 +23,11 @@ const runcheck::Case kCases[] = {
     {"t333_h264_bf16_residual", {{"tokens", "333"}, {"hidden", "264"}, {"dtype", "bf16"}, {"residual", "1"}}},
     {"t9_h77_f16", {{"tokens", "9"}, {"hidden", "77"}, {"dtype", "f16"}, {"rows", "2"}, {"chunk", "64"}}},
     {"t5_h100_f32_residual", {{"tokens", "5"}, {"hidden", "100"}, {"dtype", "f32"}, {"residual", "1"}}},
+    // fp8 out: values up to ~350 before saturation at 240 (scale 1/200), and
+    // small ones on the subnormal grid.
+    {"t33_h1000_bf16_fp8", {{"tokens", "33"}, {"hidden", "1000"}, {"dtype", "bf16"}, {"fp8_out", "1"}}},
+    {"t5_h264_f32_residual_fp8",
+     {{"tokens", "5"}, {"hidden", "264"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"}, {"scale", "0.01"}}},
 };
 
 class RmsNormVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
@@ -61,6 +67,35 @@ TEST_P(SiluAndMulVerify, MatchesTheReferenceInTheEmulator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SiluAndMulVerify, runcheck::overTargets(kSiluCases), runcheck::caseNames(kSiluCases));
+
+// Both rotation styles; a ragged last workgroup (33 and 1 tokens), head
+// sizes whose half is no power of two (80) and allows no vector access (26).
+const runcheck::Case kRopeCases[] = {
+    {"t33_neox_bf16", {{"tokens", "33"}, {"style", "neox"}, {"dtype", "bf16"}}},
+    {"t1_gptj_bf16", {{"tokens", "1"}, {"style", "gptj"}, {"dtype", "bf16"}}},
+    {"t7_neox_d80_f16", {{"tokens", "7"}, {"style", "neox"}, {"dtype", "f16"}, {"head_dim", "80"}, {"heads", "12"},
+                         {"kv_heads", "3"}, {"max_position", "100"}}},
+    {"t5_gptj_d26_f32", {{"tokens", "5"}, {"style", "gptj"}, {"dtype", "f32"}, {"head_dim", "26"}, {"heads", "3"},
+                         {"kv_heads", "1"}, {"tokens_per_group", "2"}}},
+    {"t3_neox_d26_bf16", {{"tokens", "3"}, {"style", "neox"}, {"dtype", "bf16"}, {"head_dim", "26"}, {"heads", "5"},
+                          {"kv_heads", "5"}}},
+};
+
+class RopeVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(RopeVerify, MatchesTheReferenceInTheEmulator) {
+  const std::string arch = std::get<0>(GetParam());
+  const runcheck::Case &c = kRopeCases[std::get<1>(GetParam())];
+  const KernelInfo *k = findKernel("rope");
+  ASSERT_NE(k, nullptr);
+  Result<RunResult> r = runAndVerify(*k, withTargetDefaults(*k, c.params, arch), runcheck::emulatorOn(arch, 19));
+  ASSERT_TRUE(r.ok()) << r.error();
+  runcheck::expectVerifiedAndClean(*r);
+  for (const std::string &m : r->firstMismatches)
+    ADD_FAILURE() << m;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, RopeVerify, runcheck::overTargets(kRopeCases), runcheck::caseNames(kRopeCases));
 
 } // namespace
 

@@ -156,6 +156,7 @@ KernelParams rmsNormParams(Rng &rng, const std::string &) {
   return {{"tokens", std::to_string(uniform(rng, 1, 200))},
           {"hidden", std::to_string(uniform(rng, 1, 1200))},
           {"residual", pick(rng, {"0", "1"})},
+          {"fp8_out", pick(rng, {"0", "0", "1"})},
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
 }
 
@@ -168,6 +169,16 @@ KernelParams siluAndMulParams(Rng &rng, const std::string &) {
 KernelParams softmaxParams(Rng &rng, const std::string &) {
   return {{"rows", std::to_string(uniform(rng, 1, 200))},
           {"cols", std::to_string(uniform(rng, 1, 3000))},
+          {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+}
+
+KernelParams ropeParams(Rng &rng, const std::string &) {
+  return {{"tokens", std::to_string(uniform(rng, 1, 100))},
+          {"max_position", std::to_string(uniform(rng, 1, 500))},
+          {"heads", std::to_string(uniform(rng, 1, 16))},
+          {"kv_heads", std::to_string(uniform(rng, 1, 8))},
+          {"head_dim", std::to_string(2 * uniform(rng, 1, 80))},
+          {"style", pick(rng, {"neox", "gptj"})},
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
 }
 
@@ -185,6 +196,7 @@ const std::map<std::string, Generator> &generators() {
       {"rms_norm", rmsNormParams},
       {"silu_and_mul", siluAndMulParams},
       {"softmax", softmaxParams},
+      {"rope", ropeParams},
   };
   return g;
 }
