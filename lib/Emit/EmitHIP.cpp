@@ -37,6 +37,17 @@ FailureOr<std::string> cType(Operation *at, Type t) {
   return at->emitOpError() << "element type " << t << " is not supported by the HIP emitter yet";
 }
 
+/// The device prelude's type of a matrix instruction's operand elements.
+std::optional<StringRef> preludeOperandType(ElemType t) {
+  switch (t) {
+  case ElemType::BF16: return StringRef("tl::bf16");
+  case ElemType::F16: return StringRef("tl::f16");
+  case ElemType::FP8E4M3FNUZ: return StringRef("tl::fp8e4m3fnuz");
+  case ElemType::FP8E5M2FNUZ: return StringRef("tl::fp8e5m2fnuz");
+  default: return std::nullopt;
+  }
+}
+
 /// A C++ float literal for `v`; infinities and NaN through builtins.
 std::string floatLiteral(double v) {
   if (std::isnan(v))
@@ -106,38 +117,15 @@ private:
 };
 
 FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
-  for (const MatrixInstr &mi : target.matrixInstrs) {
-    if (mi.name != instrName)
-      continue;
-    const char *in = mi.aType == ElemType::BF16          ? "tl::bf16"
-                     : mi.aType == ElemType::F16         ? "tl::f16"
-                     : mi.aType == ElemType::FP8E4M3FNUZ ? "tl::fp8e4m3fnuz"
-                     : mi.aType == ElemType::FP8E5M2FNUZ ? "tl::fp8e5m2fnuz"
-                                                         : nullptr;
-    bool sixteenBit = mi.aType == ElemType::BF16 || mi.aType == ElemType::F16;
-    bool eightBitFloat = mi.aType == ElemType::FP8E4M3FNUZ || mi.aType == ElemType::FP8E5M2FNUZ;
-    const char *shape = nullptr;
-    if (mi.family == MatrixFamily::MFMA && sixteenBit && mi.m == 32 && mi.k == 8)
-      shape = "Mfma32x32x8";
-    else if (mi.family == MatrixFamily::MFMA && sixteenBit && mi.m == 16 && mi.k == 16)
-      shape = "Mfma16x16x16";
-    else if (mi.family == MatrixFamily::MFMA && eightBitFloat && mi.m == 32 && mi.k == 16)
-      shape = "Mfma32x32x16";
-    else if (mi.family == MatrixFamily::MFMA && eightBitFloat && mi.m == 16 && mi.k == 32)
-      shape = "Mfma16x16x32";
-    else if (mi.family == MatrixFamily::WMMA && sixteenBit && mi.m == 16 && mi.n == 16 && mi.k == 16)
-      shape = "Wmma16x16x16";
-    else if (mi.family == MatrixFamily::MMA && sixteenBit && mi.m == 16 && mi.n == 8 && mi.k == 16)
-      shape = "Mma16x8x16";
-    else if (mi.family == MatrixFamily::WGMMA && sixteenBit && mi.m == 64 && mi.k == 16)
-      return std::string(llvm::formatv("tl::Wgmma64xNx16<{0}, {1}>", in, mi.n));
-    if (in && shape)
-      return std::string(llvm::formatv("tl::{0}<{1}>", shape, in));
-    return at->emitOpError() << "matrix instruction " << instrName
-                             << " has no device-prelude atom yet";
-  }
-  return at->emitOpError() << "matrix instruction '" << instrName << "' is not available on "
-                           << target.arch;
+  const MatrixInstr *mi = target.findInstr(instrName);
+  if (!mi)
+    return at->emitOpError() << "matrix instruction '" << instrName << "' is not available on " << target.arch;
+  std::optional<StringRef> in = preludeOperandType(mi->aType);
+  if (mi->atom.empty() || !in)
+    return at->emitOpError() << "matrix instruction " << instrName << " has no device-prelude atom yet";
+  if (mi->atomTakesN)
+    return std::string(llvm::formatv("tl::{0}<{1}, {2}>", StringRef(mi->atom), *in, mi->n));
+  return std::string(llvm::formatv("tl::{0}<{1}>", StringRef(mi->atom), *in));
 }
 
 FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {

@@ -5,6 +5,7 @@
 #include "Target/Float8.h"
 #include "Emu/Wgmma.h"
 #include "Target/LdsBanks.h"
+#include "Target/Target.h"
 
 #include <boost/context/detail/fcontext.hpp>
 
@@ -209,24 +210,22 @@ struct MatrixShape {
   int kPerLaneB() const { return layout == Layout::MMA ? kPerLane / 2 : kPerLane; }
 };
 
+/// The shape of emulator op `op`, from the target table's row for it (its lane
+/// formulas below are the emulator's own, checked against the vendors' tables);
+/// m == 0 for an unknown op.
 MatrixShape shapeOf(int op) {
-  using O = Operand;
-  const Layout F = Layout::MFMA, W = Layout::WMMA, N = Layout::MMA;
-  switch (op) {
-  case TL_EMU_MFMA_F32_32X32X8_BF16: return {32, 32, 8, 4, 16, 64, O::BF16, F};
-  case TL_EMU_MFMA_F32_16X16X16_BF16: return {16, 16, 16, 4, 4, 64, O::BF16, F};
-  case TL_EMU_MFMA_F32_32X32X8_F16: return {32, 32, 8, 4, 16, 64, O::F16, F};
-  case TL_EMU_MFMA_F32_16X16X16_F16: return {16, 16, 16, 4, 4, 64, O::F16, F};
-  case TL_EMU_WMMA_F32_16X16X16_F16_W32: return {16, 16, 16, 16, 8, 32, O::F16, W};
-  case TL_EMU_WMMA_F32_16X16X16_BF16_W32: return {16, 16, 16, 16, 8, 32, O::BF16, W};
-  case TL_EMU_MFMA_F32_32X32X16_FP8_FP8: return {32, 32, 16, 8, 16, 64, O::FP8E4M3FNUZ, F};
-  case TL_EMU_MFMA_F32_16X16X32_FP8_FP8: return {16, 16, 32, 8, 4, 64, O::FP8E4M3FNUZ, F};
-  case TL_EMU_MFMA_F32_32X32X16_BF8_BF8: return {32, 32, 16, 8, 16, 64, O::FP8E5M2FNUZ, F};
-  case TL_EMU_MFMA_F32_16X16X32_BF8_BF8: return {16, 16, 32, 8, 4, 64, O::FP8E5M2FNUZ, F};
-  case TL_EMU_MMA_M16N8K16_BF16: return {16, 8, 16, 8, 4, 32, O::BF16, N};
-  case TL_EMU_MMA_M16N8K16_F16: return {16, 8, 16, 8, 4, 32, O::F16, N};
-  default: return {0, 0, 0, 0, 0, 0, O::BF16, F};
-  }
+  const tilec::MatrixInstr *mi = tilec::findInstrByEmuOp(op);
+  if (!mi)
+    return {0, 0, 0, 0, 0, 0, Operand::BF16, Layout::MFMA};
+  using E = tilec::ElemType;
+  const Operand type = mi->aType == E::F16           ? Operand::F16
+                       : mi->aType == E::FP8E4M3FNUZ ? Operand::FP8E4M3FNUZ
+                       : mi->aType == E::FP8E5M2FNUZ ? Operand::FP8E5M2FNUZ
+                                                     : Operand::BF16;
+  const Layout layout = mi->family == tilec::MatrixFamily::WMMA  ? Layout::WMMA
+                        : mi->family == tilec::MatrixFamily::MMA ? Layout::MMA
+                                                                 : Layout::MFMA;
+  return {mi->m, mi->n, mi->k, mi->kPerLane, mi->accPerLane, mi->waveSize * mi->waves, type, layout};
 }
 
 int operandBytes(Operand t) { return t == Operand::FP8E4M3FNUZ || t == Operand::FP8E5M2FNUZ ? 1 : 2; }

@@ -95,9 +95,66 @@ std::optional<MatrixTiling> selectMatrixTiling(const TargetInfo &target, ElemTyp
   return std::nullopt;
 }
 
-// The matrix instructions' rows: mnemonic, clang builtin, family, m, n, k,
-// A/B type, accumulator type, A elements per lane, accumulator elements per
-// lane, issue cycles (MatrixInstr's fields in order).
+// --- register layouts of the matrix instructions (docs/hardware.md sections 1-2) ---
+
+namespace {
+
+// AMD MFMA: lane l holds row l % m of A (column of B); lanes l / m = 0, 1, ..
+// hold consecutive groups of kPerLane k. B uses A's formulas with m -> n.
+int mfmaOperandMN(const MatrixInstr &mi, bool, int l, int) { return l % mi.m; }
+int mfmaOperandK(const MatrixInstr &mi, bool, int l, int r) { return mi.kPerLane * (l / mi.m) + r; }
+int mfmaCol(const MatrixInstr &mi, int l, int) { return l % mi.n; }
+
+/// MFMA 32x32: D[8(r/4) + 4(l/32) + r%4][l%32].
+const LaneMaps kMfma32Lanes = {
+    .operandMN = mfmaOperandMN,
+    .operandK = mfmaOperandK,
+    .dRow = [](const MatrixInstr &, int l, int r) { return 8 * (r / 4) + 4 * (l / 32) + r % 4; },
+    .dCol = mfmaCol,
+};
+
+/// MFMA 16x16: D[4(l/16) + r][l%16].
+const LaneMaps kMfma16Lanes = {
+    .operandMN = mfmaOperandMN,
+    .operandK = mfmaOperandK,
+    .dRow = [](const MatrixInstr &, int l, int r) { return 4 * (l / 16) + r; },
+    .dCol = mfmaCol,
+};
+
+/// WMMA (wave32): lane l holds all of row l % 16 of A, so lanes l and l + 16
+/// hold the same (duplicated) row; D[2r + l/16][l%16].
+const LaneMaps kWmmaLanes = {
+    .operandMN = [](const MatrixInstr &mi, bool, int l, int) { return l % mi.m; },
+    .operandK = [](const MatrixInstr &, bool, int, int r) { return r; },
+    .dRow = [](const MatrixInstr &, int l, int r) { return 2 * r + l / 16; },
+    .dCol = [](const MatrixInstr &mi, int l, int) { return l % mi.n; },
+};
+
+// NVIDIA mma.m16n8k16 (g = l / 4, t = l % 4): A's 8 elements are the pairs
+// A[g][2t..], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..]; B's 4 are
+// B[2t..][g], B[2t+8..][g]; D[g + 8(r/2)][2t + r%2].
+int mmaRow(int l, int r) { return l / 4 + 8 * (r / 2); }
+int mmaCol(int l, int r) { return 2 * (l % 4) + r % 2; }
+
+const LaneMaps kMmaLanes = {
+    .operandMN = [](const MatrixInstr &, bool b, int l, int r) { return b ? l / 4 : l / 4 + 8 * ((r / 2) % 2); },
+    .operandK = [](const MatrixInstr &, bool b, int l, int r) { return 2 * (l % 4) + r % 2 + 8 * (b ? r / 2 : r / 4); },
+    .dRow = [](const MatrixInstr &, int l, int r) { return mmaRow(l, r); },
+    .dCol = [](const MatrixInstr &, int l, int r) { return mmaCol(l, r); },
+};
+
+/// wgmma m64nNk16: A and B are read from shared memory (no lane holds operand
+/// elements: -1); warp l / 32 holds D's rows 16(l/32).., the mma.m16n8
+/// accumulator layout repeated every 8 columns.
+const LaneMaps kWgmmaLanes = {
+    .operandMN = [](const MatrixInstr &, bool, int, int) { return -1; },
+    .operandK = [](const MatrixInstr &, bool, int, int) { return -1; },
+    .dRow = [](const MatrixInstr &, int l, int r) { return 16 * (l / 32) + mmaRow(l % 32, r % 4); },
+    .dCol = [](const MatrixInstr &, int l, int r) { return 8 * (r / 4) + mmaCol(l, r); },
+};
+
+} // namespace
+
 static std::vector<TargetInfo> buildTargets() {
   using E = ElemType;
   using F = MatrixFamily;
@@ -118,15 +175,87 @@ static std::vector<TargetInfo> buildTargets() {
       .maxVgprPerWave = 256,
       .hasAgprs = true,
       .matrixInstrs = {
-          {"v_mfma_f32_32x32x8_bf16", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 32},
-          {"v_mfma_f32_16x16x16_bf16", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 16},
-          {"v_mfma_f32_32x32x8_f16", "__builtin_amdgcn_mfma_f32_32x32x8f16", F::MFMA, 32, 32, 8, E::F16, E::F32, 4, 16, 32},
-          {"v_mfma_f32_16x16x16_f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", F::MFMA, 16, 16, 16, E::F16, E::F32, 4, 4, 16},
-          {"v_mfma_f32_32x32x16_fp8_fp8", "__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8", F::MFMA, 32, 32, 16, E::FP8E4M3FNUZ, E::F32, 8, 16, 32},
-          {"v_mfma_f32_16x16x32_fp8_fp8", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", F::MFMA, 16, 16, 32, E::FP8E4M3FNUZ, E::F32, 8, 4, 16},
+          {.name = "v_mfma_f32_32x32x8_bf16",
+           .builtin = "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k",
+           .family = F::MFMA,
+           .m = 32, .n = 32, .k = 8,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 16, .kRun = 4,
+           .cycles = 32, .waveSize = 64,
+           .lanes = &kMfma32Lanes,
+           .atom = "Mfma32x32x8",
+           .emuOp = 0},  // TL_EMU_MFMA_F32_32X32X8_BF16
+          {.name = "v_mfma_f32_16x16x16_bf16",
+           .builtin = "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k",
+           .family = F::MFMA,
+           .m = 16, .n = 16, .k = 16,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 4, .kRun = 4,
+           .cycles = 16, .waveSize = 64,
+           .lanes = &kMfma16Lanes,
+           .atom = "Mfma16x16x16",
+           .emuOp = 1},  // TL_EMU_MFMA_F32_16X16X16_BF16
+          {.name = "v_mfma_f32_32x32x8_f16",
+           .builtin = "__builtin_amdgcn_mfma_f32_32x32x8f16",
+           .family = F::MFMA,
+           .m = 32, .n = 32, .k = 8,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 16, .kRun = 4,
+           .cycles = 32, .waveSize = 64,
+           .lanes = &kMfma32Lanes,
+           .atom = "Mfma32x32x8",
+           .emuOp = 2},  // TL_EMU_MFMA_F32_32X32X8_F16
+          {.name = "v_mfma_f32_16x16x16_f16",
+           .builtin = "__builtin_amdgcn_mfma_f32_16x16x16f16",
+           .family = F::MFMA,
+           .m = 16, .n = 16, .k = 16,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 4, .kRun = 4,
+           .cycles = 16, .waveSize = 64,
+           .lanes = &kMfma16Lanes,
+           .atom = "Mfma16x16x16",
+           .emuOp = 3},  // TL_EMU_MFMA_F32_16X16X16_F16
+          {.name = "v_mfma_f32_32x32x16_fp8_fp8",
+           .builtin = "__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8",
+           .family = F::MFMA,
+           .m = 32, .n = 32, .k = 16,
+           .aType = E::FP8E4M3FNUZ, .accType = E::F32,
+           .kPerLane = 8, .bPerLane = 8, .accPerLane = 16, .kRun = 8,
+           .cycles = 32, .waveSize = 64,
+           .lanes = &kMfma32Lanes,
+           .atom = "Mfma32x32x16",
+           .emuOp = 6},  // TL_EMU_MFMA_F32_32X32X16_FP8_FP8
+          {.name = "v_mfma_f32_16x16x32_fp8_fp8",
+           .builtin = "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8",
+           .family = F::MFMA,
+           .m = 16, .n = 16, .k = 32,
+           .aType = E::FP8E4M3FNUZ, .accType = E::F32,
+           .kPerLane = 8, .bPerLane = 8, .accPerLane = 4, .kRun = 8,
+           .cycles = 16, .waveSize = 64,
+           .lanes = &kMfma16Lanes,
+           .atom = "Mfma16x16x32",
+           .emuOp = 7},  // TL_EMU_MFMA_F32_16X16X32_FP8_FP8
           // bf8 = e5m2fnuz (section 8): the fp8 instructions' lane layout and cycles (section 1).
-          {"v_mfma_f32_32x32x16_bf8_bf8", "__builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8", F::MFMA, 32, 32, 16, E::FP8E5M2FNUZ, E::F32, 8, 16, 32},
-          {"v_mfma_f32_16x16x32_bf8_bf8", "__builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8", F::MFMA, 16, 16, 32, E::FP8E5M2FNUZ, E::F32, 8, 4, 16},
+          {.name = "v_mfma_f32_32x32x16_bf8_bf8",
+           .builtin = "__builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8",
+           .family = F::MFMA,
+           .m = 32, .n = 32, .k = 16,
+           .aType = E::FP8E5M2FNUZ, .accType = E::F32,
+           .kPerLane = 8, .bPerLane = 8, .accPerLane = 16, .kRun = 8,
+           .cycles = 32, .waveSize = 64,
+           .lanes = &kMfma32Lanes,
+           .atom = "Mfma32x32x16",
+           .emuOp = 8},  // TL_EMU_MFMA_F32_32X32X16_BF8_BF8
+          {.name = "v_mfma_f32_16x16x32_bf8_bf8",
+           .builtin = "__builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8",
+           .family = F::MFMA,
+           .m = 16, .n = 16, .k = 32,
+           .aType = E::FP8E5M2FNUZ, .accType = E::F32,
+           .kPerLane = 8, .bPerLane = 8, .accPerLane = 4, .kRun = 8,
+           .cycles = 16, .waveSize = 64,
+           .lanes = &kMfma16Lanes,
+           .atom = "Mfma16x16x32",
+           .emuOp = 9},  // TL_EMU_MFMA_F32_16X16X32_BF8_BF8
       },
       .bufferRsrcFlags = 0x00020000u,
   });
@@ -146,10 +275,46 @@ static std::vector<TargetInfo> buildTargets() {
       .maxVgprPerWave = 256,
       .hasAgprs = true,
       .matrixInstrs = {
-          {"v_mfma_f32_32x32x8bf16_1k", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", F::MFMA, 32, 32, 8, E::BF16, E::F32, 4, 16, 64},
-          {"v_mfma_f32_16x16x16bf16_1k", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", F::MFMA, 16, 16, 16, E::BF16, E::F32, 4, 4, 32},
-          {"v_mfma_f32_32x32x8f16", "__builtin_amdgcn_mfma_f32_32x32x8f16", F::MFMA, 32, 32, 8, E::F16, E::F32, 4, 16, 64},
-          {"v_mfma_f32_16x16x16f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", F::MFMA, 16, 16, 16, E::F16, E::F32, 4, 4, 32},
+          {.name = "v_mfma_f32_32x32x8bf16_1k",
+           .builtin = "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k",
+           .family = F::MFMA,
+           .m = 32, .n = 32, .k = 8,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 16, .kRun = 4,
+           .cycles = 64, .waveSize = 64,
+           .lanes = &kMfma32Lanes,
+           .atom = "Mfma32x32x8",
+           .emuOp = 0},  // TL_EMU_MFMA_F32_32X32X8_BF16
+          {.name = "v_mfma_f32_16x16x16bf16_1k",
+           .builtin = "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k",
+           .family = F::MFMA,
+           .m = 16, .n = 16, .k = 16,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 4, .kRun = 4,
+           .cycles = 32, .waveSize = 64,
+           .lanes = &kMfma16Lanes,
+           .atom = "Mfma16x16x16",
+           .emuOp = 1},  // TL_EMU_MFMA_F32_16X16X16_BF16
+          {.name = "v_mfma_f32_32x32x8f16",
+           .builtin = "__builtin_amdgcn_mfma_f32_32x32x8f16",
+           .family = F::MFMA,
+           .m = 32, .n = 32, .k = 8,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 16, .kRun = 4,
+           .cycles = 64, .waveSize = 64,
+           .lanes = &kMfma32Lanes,
+           .atom = "Mfma32x32x8",
+           .emuOp = 2},  // TL_EMU_MFMA_F32_32X32X8_F16
+          {.name = "v_mfma_f32_16x16x16f16",
+           .builtin = "__builtin_amdgcn_mfma_f32_16x16x16f16",
+           .family = F::MFMA,
+           .m = 16, .n = 16, .k = 16,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 4, .bPerLane = 4, .accPerLane = 4, .kRun = 4,
+           .cycles = 32, .waveSize = 64,
+           .lanes = &kMfma16Lanes,
+           .atom = "Mfma16x16x16",
+           .emuOp = 3},  // TL_EMU_MFMA_F32_16X16X16_F16
       },
       .bufferRsrcFlags = 0x00020000u,
       // MI200's f16 and bf16 MFMAs flush subnormal inputs and outputs to zero
@@ -175,8 +340,26 @@ static std::vector<TargetInfo> buildTargets() {
       .maxVgprPerWave = 256,
       .hasAgprs = false,
       .matrixInstrs = {
-          {"v_wmma_f32_16x16x16_bf16", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", F::WMMA, 16, 16, 16, E::BF16, E::F32, 16, 8, 32},
-          {"v_wmma_f32_16x16x16_f16", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", F::WMMA, 16, 16, 16, E::F16, E::F32, 16, 8, 32},
+          {.name = "v_wmma_f32_16x16x16_bf16",
+           .builtin = "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32",
+           .family = F::WMMA,
+           .m = 16, .n = 16, .k = 16,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 16, .bPerLane = 16, .accPerLane = 8, .kRun = 16,
+           .cycles = 32, .waveSize = 32,
+           .lanes = &kWmmaLanes,
+           .atom = "Wmma16x16x16",
+           .emuOp = 5},  // TL_EMU_WMMA_F32_16X16X16_BF16_W32
+          {.name = "v_wmma_f32_16x16x16_f16",
+           .builtin = "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32",
+           .family = F::WMMA,
+           .m = 16, .n = 16, .k = 16,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 16, .bPerLane = 16, .accPerLane = 8, .kRun = 16,
+           .cycles = 32, .waveSize = 32,
+           .lanes = &kWmmaLanes,
+           .atom = "Wmma16x16x16",
+           .emuOp = 4},  // TL_EMU_WMMA_F32_16X16X16_F16_W32
       },
       .bufferRsrcFlags = 0x31004000u,
   });
@@ -202,8 +385,26 @@ static std::vector<TargetInfo> buildTargets() {
       .maxVgprPerWave = 255,
       .hasAgprs = false,
       .matrixInstrs = {
-          {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", "mma_m16n8k16_bf16", F::MMA, 16, 8, 16, E::BF16, E::F32, 8, 4, 8},
-          {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "mma_m16n8k16_f16", F::MMA, 16, 8, 16, E::F16, E::F32, 8, 4, 8},
+          {.name = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+           .builtin = "mma_m16n8k16_bf16",
+           .family = F::MMA,
+           .m = 16, .n = 8, .k = 16,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 8, .bPerLane = 4, .accPerLane = 4, .kRun = 2,
+           .cycles = 8, .waveSize = 32,
+           .lanes = &kMmaLanes,
+           .atom = "Mma16x8x16",
+           .emuOp = 10},  // TL_EMU_MMA_M16N8K16_BF16
+          {.name = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+           .builtin = "mma_m16n8k16_f16",
+           .family = F::MMA,
+           .m = 16, .n = 8, .k = 16,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 8, .bPerLane = 4, .accPerLane = 4, .kRun = 2,
+           .cycles = 8, .waveSize = 32,
+           .lanes = &kMmaLanes,
+           .atom = "Mma16x8x16",
+           .emuOp = 11},  // TL_EMU_MMA_M16N8K16_F16
           // wgmma.mma_async m64nNk16 (bf16, f16 -> f32), a warpgroup of 4
           // warps, A and B in shared memory (no operand registers), N/2
           // accumulator registers per lane. Cycles: 64 x N x 16 MACs at 2048
@@ -211,12 +412,60 @@ static std::vector<TargetInfo> buildTargets() {
           // TFLOP/s at 1.83 GHz over 132 SMs; mma.sync above reaches half of
           // that) = N / 2. After the mma.sync entries: selection takes them
           // first unless a warpgroup instruction is asked for.
-          {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma_m64k16", F::WGMMA, 64, 256, 16, E::BF16, E::F32, 0, 128, 128, 4},
-          {"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "wgmma_m64k16", F::WGMMA, 64, 128, 16, E::BF16, E::F32, 0, 64, 64, 4},
-          {"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "wgmma_m64k16", F::WGMMA, 64, 64, 16, E::BF16, E::F32, 0, 32, 32, 4},
-          {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", "wgmma_m64k16", F::WGMMA, 64, 256, 16, E::F16, E::F32, 0, 128, 128, 4},
-          {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma_m64k16", F::WGMMA, 64, 128, 16, E::F16, E::F32, 0, 64, 64, 4},
-          {"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "wgmma_m64k16", F::WGMMA, 64, 64, 16, E::F16, E::F32, 0, 32, 32, 4},
+          {.name = "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+           .builtin = "wgmma_m64k16",
+           .family = F::WGMMA,
+           .m = 64, .n = 256, .k = 16,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 0, .bPerLane = 0, .accPerLane = 128, .kRun = 0,
+           .cycles = 128, .waveSize = 32, .waves = 4,
+           .lanes = &kWgmmaLanes,
+           .atom = "Wgmma64xNx16", .atomTakesN = true},
+          {.name = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+           .builtin = "wgmma_m64k16",
+           .family = F::WGMMA,
+           .m = 64, .n = 128, .k = 16,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 0, .bPerLane = 0, .accPerLane = 64, .kRun = 0,
+           .cycles = 64, .waveSize = 32, .waves = 4,
+           .lanes = &kWgmmaLanes,
+           .atom = "Wgmma64xNx16", .atomTakesN = true},
+          {.name = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+           .builtin = "wgmma_m64k16",
+           .family = F::WGMMA,
+           .m = 64, .n = 64, .k = 16,
+           .aType = E::BF16, .accType = E::F32,
+           .kPerLane = 0, .bPerLane = 0, .accPerLane = 32, .kRun = 0,
+           .cycles = 32, .waveSize = 32, .waves = 4,
+           .lanes = &kWgmmaLanes,
+           .atom = "Wgmma64xNx16", .atomTakesN = true},
+          {.name = "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
+           .builtin = "wgmma_m64k16",
+           .family = F::WGMMA,
+           .m = 64, .n = 256, .k = 16,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 0, .bPerLane = 0, .accPerLane = 128, .kRun = 0,
+           .cycles = 128, .waveSize = 32, .waves = 4,
+           .lanes = &kWgmmaLanes,
+           .atom = "Wgmma64xNx16", .atomTakesN = true},
+          {.name = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+           .builtin = "wgmma_m64k16",
+           .family = F::WGMMA,
+           .m = 64, .n = 128, .k = 16,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 0, .bPerLane = 0, .accPerLane = 64, .kRun = 0,
+           .cycles = 64, .waveSize = 32, .waves = 4,
+           .lanes = &kWgmmaLanes,
+           .atom = "Wgmma64xNx16", .atomTakesN = true},
+          {.name = "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+           .builtin = "wgmma_m64k16",
+           .family = F::WGMMA,
+           .m = 64, .n = 64, .k = 16,
+           .aType = E::F16, .accType = E::F32,
+           .kPerLane = 0, .bPerLane = 0, .accPerLane = 32, .kRun = 0,
+           .cycles = 32, .waveSize = 32, .waves = 4,
+           .lanes = &kWgmmaLanes,
+           .atom = "Wgmma64xNx16", .atomTakesN = true},
       },
       .bufferRsrcFlags = 0u,
       .asyncCopyBytes = 16,
@@ -230,6 +479,14 @@ static const std::vector<TargetInfo> &targets() {
 }
 
 const std::vector<TargetInfo> &knownTargets() { return targets(); }
+
+const MatrixInstr *findInstrByEmuOp(int emuOp) {
+  for (const TargetInfo &t : targets())
+    for (const MatrixInstr &mi : t.matrixInstrs)
+      if (mi.emuOp >= 0 && mi.emuOp == emuOp)
+        return &mi;
+  return nullptr;
+}
 
 const TargetInfo *lookupTarget(std::string_view arch) {
   for (const TargetInfo &t : targets())

@@ -30,76 +30,77 @@ enum class MatrixFamily { MFMA, WMMA, MMA, WGMMA };
 /// Which vendor's hardware layer, compiler and runtime a target uses.
 enum class Vendor { AMD, NVIDIA };
 
-/// One matrix instruction, described as data. Layout formulas are in
-/// docs/hardware.md (AMD: docs/hardware.md sections 1-2; NVIDIA: the PTX ISA's
-/// mma.m16n8k16 fragments); `kPerLane` is the number of A elements a lane
-/// holds per instruction (B: `operandElems(true)`) and `accPerLane` the
-/// number of accumulator elements.
+struct MatrixInstr;
+
+/// Where a matrix instruction's operand and accumulator elements live: element
+/// `r` of lane `l`'s registers -> matrix coordinates (docs/hardware.md sections
+/// 1-2; NVIDIA: the PTX ISA's mma.m16n8k16 and wgmma m64nNk16 fragments). One
+/// set per register layout (lib/Target/Target.cpp), shared by the instructions
+/// that use it; tests/data/matrix-layouts holds the vendors' tables they are
+/// checked against (tests/unit/target/LayoutTableTest.cpp). The device
+/// prelude's atoms and the emulator restate these formulas on purpose: the
+/// emulator is the oracle, checked against the same tables.
+struct LaneMaps {
+  /// Row of A (`b` false) or column of B (`b` true) in operand element `r`
+  /// of lane `l`.
+  int (*operandMN)(const MatrixInstr &mi, bool b, int l, int r);
+  /// k index of operand element `r` of lane `l`.
+  int (*operandK)(const MatrixInstr &mi, bool b, int l, int r);
+  /// Row and column of D in accumulator element `r` of lane `l` (for a
+  /// warpgroup instruction, `l` counts over all of its waves' lanes).
+  int (*dRow)(const MatrixInstr &mi, int l, int r);
+  int (*dCol)(const MatrixInstr &mi, int l, int r);
+};
+
+/// One matrix instruction, described as data: everything selection, layout
+/// inference, LDS planning, the emitter, the emulator and the cost models read
+/// about it. Rows live in the targets' tables (lib/Target/Target.cpp);
+/// adding an instruction is a row here plus its atom in the device prelude's
+/// hardware layers (docs/design.md).
 struct MatrixInstr {
-  std::string name;     ///< ISA mnemonic, e.g. v_mfma_f32_32x32x8_bf16
-  std::string builtin;  ///< clang builtin, e.g. __builtin_amdgcn_mfma_f32_32x32x8bf16_1k
+  std::string name;     ///< ISA mnemonic, e.g. v_mfma_f32_32x32x8_bf16 (what disassembly and PTX print)
+  std::string builtin;  ///< what the hardware layer calls, e.g. __builtin_amdgcn_mfma_f32_32x32x8bf16_1k
   MatrixFamily family;
   int m, n, k;
   ElemType aType;       ///< A and B share a type
   ElemType accType;
-  int kPerLane;
-  int accPerLane;
+  int kPerLane;         ///< A elements one lane holds per instruction (0: operands in shared memory)
+  int bPerLane;         ///< B elements one lane holds (mma.sync: half of A's)
+  int accPerLane;       ///< accumulator elements one lane holds
+  /// Consecutive operand elements of a lane that are consecutive in k: the
+  /// longest run one LDS read can move (all of them on AMD, pairs for mma).
+  int kRun;
   int cycles;           ///< issue cycles (docs/hardware.md section 1); WGMMA: SM cycles of one warpgroup instruction
+  int waveSize;         ///< lanes of the wave (warp) that issues it: wave64 MFMA, wave32 WMMA, warps of 32
   /// Waves that issue one instruction together: 1, or 4 for a warpgroup
   /// (WGMMA). The accumulator layout's lane `l` then counts over all of them
   /// (0..127), and wave grids tile C over groups of `waves` waves.
   int waves = 1;
+  const LaneMaps *lanes;  ///< its register layouts
+  /// The device prelude's atom (tilec_tiles.h) the emitter instantiates as
+  /// tl::ATOM<element type> (tl::ATOM<element type, N> when `atomTakesN`).
+  std::string_view atom;
+  bool atomTakesN = false;
+  /// The emulator's op code (tilec_hw_emu.h, tl_emu_matrix_op) that the
+  /// emulator prelude's hardware function for it passes; -1 when the emulator
+  /// models it through its own entry point (wgmma).
+  int emuOp = -1;
 
-  // Register layouts as data (docs/hardware.md sections 1-2), lane l of the
-  // instruction's wave. B uses A's formulas with m replaced by n.
-  /// Row m of A that lane `l` holds.
-  int aRow(int l) const { return l % m; }
-  /// Column k of A held in element `r` of lane `l`'s operand. MFMA lanes
-  /// l/m = 0, 1, .. hold consecutive k groups; WMMA lanes l and l+16 hold
-  /// the same (duplicated) row.
-  int aK(int l, int r) const { return family == MatrixFamily::WMMA ? r : kPerLane * (l / m) + r; }
+  /// Elements of A (`b` false: element r of lane l is A[mn][k]) or B (`b`
+  /// true: B[k][mn]) one lane holds per instruction.
+  int operandElems(bool b) const { return b ? bPerLane : kPerLane; }
+  /// Row of A (column of B) of operand element `r` of lane `l`.
+  int operandMN(bool b, int l, int r) const { return lanes->operandMN(*this, b, l, r); }
+  /// k index of operand element `r` of lane `l`.
+  int operandK(bool b, int l, int r) const { return lanes->operandK(*this, b, l, r); }
   /// Row of D in accumulator element `r` of lane `l`.
-  int dRow(int l, int r) const {
-    if (family == MatrixFamily::MMA)
-      return l / 4 + 8 * (r / 2);
-    if (family == MatrixFamily::WGMMA)  // warp l/32 holds rows 16(l/32).., as mma.m16n8 per 8 columns
-      return 16 * (l / 32) + (l % 32) / 4 + 8 * ((r / 2) % 2);
-    if (family == MatrixFamily::WMMA)
-      return 2 * r + l / 16;
-    return m == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r;
-  }
+  int dRow(int l, int r) const { return lanes->dRow(*this, l, r); }
   /// Column of D in accumulator element `r` of lane `l`.
-  int dCol(int l, int r) const {
-    if (family == MatrixFamily::WGMMA)
-      return 8 * (r / 4) + 2 * (l % 4) + r % 2;
-    return family == MatrixFamily::MMA ? 2 * (l % 4) + r % 2 : l % n;
-  }
+  int dCol(int l, int r) const { return lanes->dCol(*this, l, r); }
   /// Whether A and B come from shared memory through descriptors (WGMMA)
   /// rather than from registers.
   bool operandsInSharedMemory() const { return family == MatrixFamily::WGMMA; }
-
-  // Operand layouts of A (`b` false: element r of lane l is A[mn][k]) and B
-  // (`b` true: B[k][mn]), for every family. AMD's B uses A's formulas with m
-  // replaced by n. NVIDIA mma.m16n8k16 (g = l / 4, t = l % 4): A's 8 elements
-  // are the pairs A[g][2t..], A[g+8][2t..], A[g][2t+8..], A[g+8][2t+8..]; B's 4
-  // are B[2t..][g], B[2t+8..][g].
-  /// Elements of A (or B) one lane holds per instruction.
-  int operandElems(bool b) const { return family == MatrixFamily::MMA && b ? kPerLane / 2 : kPerLane; }
-  /// Row of A (column of B) of operand element `r` of lane `l`.
-  int operandMN(bool b, int l, int r) const {
-    if (family != MatrixFamily::MMA)
-      return aRow(l);
-    return b ? l / 4 : l / 4 + 8 * ((r / 2) % 2);
-  }
-  /// k index of operand element `r` of lane `l`.
-  int operandK(bool b, int l, int r) const {
-    if (family != MatrixFamily::MMA)
-      return aK(l, r);
-    return 2 * (l % 4) + r % 2 + 8 * (b ? r / 2 : r / 4);
-  }
-  /// Consecutive operand elements that are consecutive in k (the longest run
-  /// one LDS read can move): all of them on AMD, pairs for mma.
-  int operandKRun() const { return family == MatrixFamily::MMA ? 2 : kPerLane; }
+  int operandKRun() const { return kRun; }
 };
 
 /// A target: wave size, LDS, banks, register file, matrix instructions.
@@ -138,6 +139,10 @@ struct TargetInfo {
   /// The instruction called `name` (ISA mnemonic), or nullptr.
   const MatrixInstr *findInstr(std::string_view name) const;
 };
+
+/// The row of any known target whose emulator op code is `emuOp`, or nullptr
+/// (rows sharing an op code describe the same operation: LayoutTableTest).
+const MatrixInstr *findInstrByEmuOp(int emuOp);
 
 /// A matrix instruction and how C is split over the waves (wm x wn).
 struct MatrixTiling {

@@ -72,7 +72,7 @@ TEST_P(LayoutTable, OperandsAndAccumulatorMatchTheCalculator) {
   const std::string base = std::string(TILEC_LAYOUT_DIR) + "/" + folderOf(GetParam().arch) + "/" + table;
   // A warpgroup instruction's accumulator spans its waves' lanes; its A and B
   // come from shared memory (no register layout, no table).
-  const int lanes = lookupTarget(GetParam().arch)->waveSize * mi.waves;
+  const int lanes = mi.waveSize * mi.waves;
   for (char which : {'A', 'B', 'D'}) {
     if (which != 'D' && mi.operandsInSharedMemory())
       continue;
