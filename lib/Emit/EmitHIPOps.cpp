@@ -1,0 +1,445 @@
+// The HIP emitter's operations: each tile, arith, memref and scf op becomes
+// one call into the device prelude (tilec_tiles.h) or a line of C++.
+#include "Emit/HIPEmitter.h"
+
+#include "Transforms/PassDetail.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace tilec::hip {
+
+LogicalResult Emitter::emitArith(Operation &op) {
+  auto bin = [&](const char *fmt) {
+    std::string n = fresh("v");
+    line() << "const int " << n << " = "
+           << llvm::formatv(fmt, name(op.getOperand(0)), name(op.getOperand(1))) << ";\n";
+    names[op.getResult(0)] = n;
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](arith::ConstantOp c) -> LogicalResult {
+        if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+          names[c] = std::to_string(i.getInt());
+          return success();
+        }
+        if (auto fl = dyn_cast<FloatAttr>(c.getValue())) {
+          names[c] = floatLiteral(fl.getValueAsDouble());
+          return success();
+        }
+        return c.emitOpError() << "constant kind is not supported by the HIP emitter";
+      })
+      .Case([&](arith::AddIOp) { return bin("{0} + {1}"); })
+      .Case([&](arith::SubIOp) { return bin("{0} - {1}"); })
+      .Case([&](arith::MulIOp) { return bin("{0} * {1}"); })
+      .Case([&](arith::DivUIOp) { return bin("{0} / {1}"); })
+      .Case([&](arith::DivSIOp) { return bin("{0} / {1}"); })
+      .Case([&](arith::RemUIOp) { return bin("{0} % {1}"); })
+      .Case([&](arith::RemSIOp) { return bin("{0} % {1}"); })
+      .Case([&](arith::CeilDivUIOp) { return bin("tl::cdiv({0}, {1})"); })
+      .Case([&](arith::CeilDivSIOp) { return bin("tl::cdiv({0}, {1})"); })
+      .Case([&](arith::MinUIOp) { return bin("tl::imin({0}, {1})"); })
+      .Case([&](arith::MinSIOp) { return bin("tl::imin({0}, {1})"); })
+      .Case([&](arith::MaxUIOp) { return bin("tl::imax({0}, {1})"); })
+      .Case([&](arith::MaxSIOp) { return bin("tl::imax({0}, {1})"); })
+      .Case([&](arith::IndexCastOp c) {
+        names[c] = name(c.getIn());
+        return success();
+      })
+      .Default([&](Operation *o) {
+        return o->emitOpError() << "is not supported by the HIP emitter yet";
+      });
+}
+
+static std::string reduceOp(tile::ReduceKind k) {
+  switch (k) {
+  case tile::ReduceKind::sum: return "[](float x, float y) { return x + y; }";
+  case tile::ReduceKind::max: return "[](float x, float y) { return __builtin_fmaxf(x, y); }";
+  case tile::ReduceKind::min: return "[](float x, float y) { return __builtin_fminf(x, y); }";
+  }
+  return "";
+}
+
+/// The identity of a reduction (what replicas and lanes past a tile's edge
+/// contribute).
+static std::string reduceInit(tile::ReduceKind k) {
+  switch (k) {
+  case tile::ReduceKind::sum: return "0.0f";
+  case tile::ReduceKind::max: return "(-__builtin_inff())";
+  case tile::ReduceKind::min: return "__builtin_inff()";
+  }
+  return "";
+}
+
+LogicalResult Emitter::emitMap(tile::MapOp m) {
+  std::string s;
+  if (Value sv = m.getScalarValue())
+    s = name(sv);
+  else if (auto a = m.getScalar())
+    s = floatLiteral(a->convertToDouble());
+  // Functions beyond one IEEE operation are the prelude's (tilec_tiles.h,
+  // "math"): built from the target's own instructions, never a library call.
+  std::string fn;
+  using F = tile::MapFn;
+  switch (m.getFn()) {
+  case F::copy: fn = "x"; break;
+  case F::neg: fn = "-x"; break;
+  case F::exp: fn = "tl::exp(x)"; break;
+  case F::exp2: fn = "tl::exp2(x)"; break;
+  case F::log: fn = "tl::log(x)"; break;
+  case F::recip: fn = "tl::recip(x)"; break;
+  case F::relu: fn = "__builtin_fmaxf(x, 0.0f)"; break;
+  case F::silu: fn = "tl::silu(x)"; break;
+  case F::sigmoid: fn = "tl::sigmoid(x)"; break;
+  case F::gelu_tanh: fn = "tl::gelu_tanh(x)"; break;
+  case F::scale: fn = "x * " + s; break;
+  case F::add_scalar: fn = "x + " + s; break;
+  case F::ceil: fn = "__builtin_ceilf(x)"; break;
+  case F::sqrt: fn = "tl::sqrt(x)"; break;
+  case F::rsqrt: fn = "tl::rsqrt(x)"; break;
+  case F::abs: fn = "__builtin_fabsf(x)"; break;
+  case F::add: fn = "x + y"; break;
+  case F::sub: fn = "x - y"; break;
+  case F::mul: fn = "x * y"; break;
+  case F::div: fn = "tl::div(x, y)"; break;
+  case F::max: fn = "__builtin_fmaxf(x, y)"; break;
+  case F::min: fn = "__builtin_fminf(x, y)"; break;
+  case F::sub_exp2: fn = "tl::sub_exp2(x, y)"; break;
+  case F::safe_div: fn = "tl::safe_div(x, y)"; break;
+  case F::eq: fn = "x == y ? 1.0f : 0.0f"; break;
+  case F::neg_inf_where: fn = "y != 0.0f ? -__builtin_inff() : x"; break;
+  case F::le: fn = "x <= y ? 1.0f : 0.0f"; break;
+  }
+  if (m.getBroadcastCols())
+    return m.emitOpError() << "column broadcasts of rank-1 tiles are not supported by the HIP emitter yet (a [1, "
+                              "N] tile broadcasts over the rows of a tile in a blocked layout)";
+  bool binary = tile::MapOp::isBinary(m.getFn());
+  std::string capture = m.getScalarValue() ? "=" : "";
+  line() << "tl::map(" << name(m.getDest());
+  for (Value in : m.getInputs())
+    os << ", " << name(in);
+  os << ", [" << capture << "](float x" << (binary ? ", float y" : "") << ") { return " << fn
+     << "; });\n";
+  return success();
+}
+
+LogicalResult Emitter::emitOp(Operation &op) {
+  if (isa<arith::ArithDialect>(op.getDialect()))
+    return emitArith(op);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](memref::DimOp d) -> LogicalResult {
+        std::optional<int64_t> idx = d.getConstantIndex();
+        if (!idx)
+          return d.emitOpError() << "needs a constant dimension index";
+        names[d] = name(d.getSource()) + "_d" + std::to_string(*idx);
+        return success();
+      })
+      .Case([&](tile::LoadIndexOp l) {
+        std::string n = fresh("v");
+        line() << "const int " << n << " = " << name(l.getSource()) << "_g.load(" << name(l.getIndices()[0])
+               << ", " << (l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0") << ");\n";
+        names[l] = n;
+        return success();
+      })
+      .Case([&](tile::WindowOp w) {
+        std::string n = fresh("w");
+        bool two = w.getOrigin().size() > 1;
+        line() << "const auto " << n << "_g = " << name(w.getSource()) << "_g.window(" << name(w.getOrigin()[0])
+               << ", " << (two ? name(w.getOrigin()[1]) : "0") << ", " << name(w.getSizes()[0]) << ", "
+               << (two ? name(w.getSizes()[1]) : "1") << ");\n";
+        line() << "const int " << n << "_d0 = " << n << "_g.rows, " << n << "_d1 = " << n << "_g.cols;\n";
+        names[w] = n;
+        return success();
+      })
+      .Case([&](tile::MaskOp m) {
+        int64_t window = m.getWindow() ? *m.getWindow() : 0;
+        line() << "tl::mask<" << (m.getCausal() ? "true" : "false") << ", " << window << ">("
+               << name(m.getTile()) << ", " << name(m.getRow()) << ", " << name(m.getCol()) << ", "
+               << name(m.getColEnd()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::IotaOp io) {
+        line() << "tl::iota<" << io.getAxis() << ">(" << name(io.getDest()) << ", "
+               << (io.getOffset() ? name(io.getOffset()) : std::string("0")) << ");\n";
+        return success();
+      })
+      .Case([&](tile::BlockIdOp b) {
+        std::string n = fresh("bid");
+        line() << "const int " << n << " = tl::block_id(" << b.getDim() << ");\n";
+        names[b] = n;
+        return success();
+      })
+      .Case([&](tile::AllocOp a) -> LogicalResult {
+        tile::TileType t = a.getType();
+        std::string n = a.getName() ? a.getName()->str() : fresh("t");
+        for (char &c : n)
+          if (!isalnum(static_cast<unsigned char>(c)))
+            c = '_';
+        n = "t_" + n;
+        names[a] = n;
+        if (t.isLds()) {
+          FailureOr<std::string> ct = cType(a, t.getElementType());
+          auto off = a->getAttrOfType<IntegerAttr>(pattr::kOffset);
+          auto rs = a->getAttrOfType<IntegerAttr>(pattr::kRowStride);
+          if (failed(ct))
+            return failure();
+          if (!off || !rs)
+            return a.emitOpError() << "LDS tile '" << a.displayName()
+                                   << "' is not placed; run tilec-allocate-lds first";
+          std::string swizzle;
+          auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle);
+          const int64_t writeVec = accessWidth(a, pattr::kWriteVec), readVec = accessWidth(a, pattr::kReadVec);
+          if (sw && sw.size() == 3)
+            swizzle = llvm::formatv(", {0}, {1}, {2}", sw[0], sw[1], sw[2]).str();
+          auto colBlock = a->getAttrOfType<IntegerAttr>(pattr::kColBlock);
+          if (writeVec > 1 || readVec > 1 || colBlock)
+            swizzle = (swizzle.empty() ? std::string(", 1, 1, 1") : swizzle) +
+                      llvm::formatv(", {0}, {1}", writeVec, readVec).str();
+          if (colBlock)
+            swizzle += llvm::formatv(", {0}", colBlock.getInt()).str();
+          ldsTiles.push_back(ldsTileReport(a, writeVec, readVec));
+          line() << "const tl::Lds<" << *ct << ", " << t.rows() << ", " << t.cols() << ", "
+                 << rs.getInt() << swizzle << "> " << n << "{(" << *ct << " *)(tl_lds + " << off.getInt()
+                 << ")};  // " << a.displayName() << "\n";
+          return success();
+        }
+        if (auto layout = a->getAttrOfType<StringAttr>(pattr::kLayout); layout && layout.getValue() == "staging") {
+          FailureOr<std::string> ct = cType(a, t.getElementType());
+          if (failed(ct))
+            return failure();
+          const int64_t run = accessWidth(a, pattr::kLoadVec);
+          // Committed transposed: blocks of as many rows as the LDS tile's writes are wide.
+          int64_t block = 1;
+          for (Operation *u : a->getUsers())
+            if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getTranspose())
+              block = accessWidth(rootAllocOf(c.getDest()), pattr::kWriteVec);
+          line() << "tl::Staging<" << *ct << ", " << t.rows() << ", " << t.cols() << ", " << threads
+                 << (run > 1 || block > 1 ? ", " + std::to_string(run) : std::string())
+                 << (block > 1 ? ", " + std::to_string(block) : std::string()) << "> " << n << ";  // "
+                 << a.displayName() << "\n";
+          return success();
+        }
+        FailureOr<std::string> ty = regTileType(a);
+        if (failed(ty))
+          return failure();
+        line() << *ty << " " << n << ";  // " << a.displayName() << "\n";
+        return success();
+      })
+      .Case([&](tile::FillOp fl) {
+        auto t = cast<tile::TileType>(fl.getDest().getType());
+        std::string v = floatLiteral(fl.getValue().convertToDouble());
+        if (t.isLds())
+          line() << "tl::fill_lds<" << threads << ">(" << name(fl.getDest()) << ", tl::from_f32<"
+                 << *cType(fl, t.getElementType()) << ">(" << v << "));\n";
+        else
+          line() << "tl::fill(" << name(fl.getDest()) << ", " << v << ");\n";
+        return success();
+      })
+      .Case([&](tile::LoadOp l) -> LogicalResult {
+        std::string c = l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0";
+        if (!cast<tile::TileType>(l.getDest().getType()).isLds()) {
+          auto dst = allocOf(l.getDest());
+          if (dst && dst->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+            // Each lane loads the runs it holds, one global access per run.
+            line() << "tl::load_tile(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
+                   << name(l.getIndices()[0]) << ", " << c << ");\n";
+            return success();
+          }
+          auto layout = dst ? dst->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+          if (layout && (layout.getValue() == "acc" || layout.getValue() == "rows")) {
+            // Each lane loads the elements (or rows) it holds.
+            line() << "tl::load_acc(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
+                   << name(l.getIndices()[0]) << ", " << c << ");\n";
+            return success();
+          }
+          if (!layout || layout.getValue() != "staging")
+            return l.emitOpError() << "register tile has no layout; run tilec-infer-layouts first";
+          line() << "tl::load_staging(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
+                 << name(l.getIndices()[0]) << ", " << c << ");\n";
+          return success();
+        }
+        const int64_t run = loadVecOf(l.getDest());
+        line() << (l->hasAttr(tile::attr::kAsync) ? "tl::load_tile_async<"
+                   : l.getTranspose()              ? "tl::load_tile_transposed<"
+                                                   : "tl::load_tile<")
+               << threads << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
+               << name(l.getDest()) << ", "
+               << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
+        return success();
+      })
+      .Case([&](tile::GatherOp g) -> LogicalResult {
+        if (!cast<tile::TileType>(g.getDest().getType()).isLds())
+          return g.emitOpError() << "gathers into register tiles are not supported by the HIP emitter yet";
+        const int64_t run = loadVecOf(g.getDest());
+        line() << (g->hasAttr(tile::attr::kAsync) ? "tl::gather_tile_async<" : "tl::gather_tile<") << threads
+               << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
+               << name(g.getDest()) << ", "
+               << name(g.getSource()) << "_g, " << name(g.getIds()) << "_g, "
+               << name(g.getIdsOffset()) << ", " << name(g.getCol()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::ScatterOp s) {
+        line() << "tl::scatter(" << name(s.getValue()) << ", " << name(s.getPositions()) << ", "
+               << name(s.getDest()) << "_g);\n";
+        return success();
+      })
+      .Case([&](tile::StoreOp s) -> LogicalResult {
+        if (!cast<tile::TileType>(s.getValue().getType()).isReg())
+          return s.emitOpError() << "stores from LDS tiles are not supported by the HIP emitter yet";
+        std::string c = s.getIndices().size() > 1 ? name(s.getIndices()[1]) : "0";
+        line() << "tl::store_tile(" << name(s.getValue()) << ", " << name(s.getDest()) << "_g, "
+               << name(s.getIndices()[0]) << ", " << c << ");\n";
+        return success();
+      })
+      .Case([&](tile::CopyOp c) -> LogicalResult {
+        auto src = cast<tile::TileType>(c.getSource().getType());
+        if (!src.isReg()) {
+          // LDS -> an accumulator-layout register tile: each lane reads the
+          // elements it holds (e.g. rows gathered into LDS).
+          auto dstAlloc = allocOf(c.getDest());
+          auto dstLayout = dstAlloc ? dstAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+          bool dstBlocked = dstAlloc && dstAlloc->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout);
+          if (c.getTranspose() || (!dstBlocked && (!dstLayout || dstLayout.getValue() != "acc")))
+            return c.emitOpError() << "copies from LDS to registers need a register tile in an accumulator "
+                                      "or blocked layout, untransposed";
+          line() << "tl::copy_from_lds(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+          return success();
+        }
+        auto srcAlloc = allocOf(c.getSource());
+        auto layout = srcAlloc ? srcAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+        auto dstType = cast<tile::TileType>(c.getDest().getType());
+        if (dstType.isReg()) {
+          // Register to register (same layout): a conversion of element type.
+          FailureOr<std::string> ct = cType(c, dstType.getElementType());
+          if (failed(ct))
+            return failure();
+          line() << "tl::map(" << name(c.getDest()) << ", " << name(c.getSource())
+                 << ", [](float x) { return tl::round_to<" << *ct << ">(x); });\n";
+          return success();
+        }
+        if (layout && layout.getValue() == "staging") {
+          line() << (c.getTranspose() ? "tl::commit_transposed(" : "tl::commit(") << name(c.getDest()) << ", "
+                 << name(c.getSource()) << ");\n";
+          return success();
+        }
+        if (c.getTranspose()) {
+          line() << "tl::copy_transposed(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+          return success();
+        }
+        line() << "tl::copy(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::GemmOp g) -> LogicalResult {
+        auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
+        if (!instr)
+          return g.emitOpError() << "has no matrix instruction; run the tilec pipeline first";
+        FailureOr<std::string> atom = atomType(g, instr.getValue());
+        if (failed(atom))
+          return failure();
+        auto a = cast<tile::TileType>(g.getA().getType());
+        auto c = cast<tile::TileType>(g.getC().getType());
+        line() << "// " << name(g.getC()) << "[" << c.rows() << "," << c.cols() << "] += "
+               << name(g.getA()) << "[" << a.rows() << "," << a.cols() << "] @ " << name(g.getB())
+               << (g.getTransposeB() ? "^T" : "") << " (" << instr.getValue() << ")\n";
+        std::string sched;
+        auto vmem = g->getAttrOfType<IntegerAttr>(pattr::kInterleaveVmem);
+        bool setprio = g->hasAttr(pattr::kSetprio);
+        if (vmem || setprio) {
+          std::string flags = vmem && setprio ? "tl::sched_interleave | tl::sched_setprio"
+                              : vmem          ? "tl::sched_interleave"
+                                              : "tl::sched_setprio";
+          sched = ", tl::Schedule<" + flags + (vmem ? ", " + std::to_string(vmem.getInt()) : "") + ">";
+        }
+        line() << "tl::gemm<" << *atom << ", " << (g.getTransposeB() ? "true" : "false") << sched << ">("
+               << name(g.getC()) << ", " << name(g.getA()) << ", " << name(g.getB()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::MapOp m) { return emitMap(m); })
+      .Case([&](tile::ReduceOp r) -> LogicalResult {
+        std::string scratch = "nullptr";
+        if (auto off = r->getAttrOfType<IntegerAttr>(pattr::kScratchOffset))
+          scratch = "(float *)(tl_lds + " + std::to_string(off.getInt()) + ")";
+        auto src = allocOf(r.getSource());
+        if (src && src->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+          auto d = cast<tile::TileType>(r.getDest().getType());
+          if (r.getAxis() == 0 && d.getRank() != 2)
+            return r.emitOpError() << "column reductions of a blocked tile go into a [1, N] tile, got " << d;
+          line() << (r.getAxis() == 1 ? "tl::reduce_rows(" : "tl::reduce_cols(") << name(r.getDest()) << ", "
+                 << name(r.getSource()) << ", " << reduceOp(r.getKind()) << ", " << reduceInit(r.getKind()) << ", "
+                 << (r.getAccumulate() ? "true" : "false") << ", " << scratch << ");\n";
+          return success();
+        }
+        if (r.getAxis() != 1)
+          return r.emitOpError() << "column reductions are not supported by the HIP emitter yet";
+        line() << "tl::reduce_rows(" << name(r.getDest()) << ", " << name(r.getSource()) << ", "
+               << reduceOp(r.getKind()) << ", " << (r.getAccumulate() ? "true" : "false") << ", "
+               << scratch << ");\n";
+        return success();
+      })
+      .Case([&](tile::ViewOp v) -> LogicalResult {
+        auto alloc = v.getSource().getDefiningOp<tile::AllocOp>();
+        auto bytes = alloc ? alloc->getAttrOfType<IntegerAttr>(pattr::kBufferBytes) : nullptr;
+        if (!bytes)
+          return v.emitOpError() << "views a tile without placed buffers; run tilec-allocate-lds first";
+        int64_t eb = std::max<int64_t>(1, alloc.getType().getElementType().getIntOrFloatBitWidth() / 8);
+        std::string n = name(v.getSource()) + "_" + fresh("b");
+        line() << "const auto " << n << " = " << name(v.getSource()) << ".buffer(" << name(v.getIndex()) << ", "
+               << bytes.getInt() / eb << ");\n";
+        names[v] = n;
+        return success();
+      })
+      .Case([&](tile::BarrierOp bar) {
+        if (auto g = bar->getAttrOfType<IntegerAttr>(tile::attr::kWaveGroup)) {
+          line() << "if (tl::thread_id() / " << threads / 2 << " == " << g.getInt()
+                 << ") tl::barrier();  // ping-pong: wave group " << g.getInt() << " of 2 only\n";
+          return success();
+        }
+        line() << "tl::barrier();\n";
+        return success();
+      })
+      .Case([&](scf::ForOp loop) -> LogicalResult {
+        if (loop.getNumResults())
+          return loop.emitOpError() << "loops with results are not supported by the HIP emitter yet";
+        std::string iv = fresh("i");
+        names[loop.getInductionVar()] = iv;
+        auto pending = loop->getAttrOfType<IntegerAttr>(tile::attr::kAsyncPending);
+        if (auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages); st && loop->hasAttr("tile.pipelined"))
+          line() << "// software-pipelined: " << st.getInt() << " LDS buffers per tile, "
+                 << (pending ? "filled by asynchronous copies " + std::to_string(st.getInt() - 1) + " iterations ahead"
+                             : std::string("the next tile prefetched into registers"))
+                 << "\n";
+        if (auto sc = loop->getAttrOfType<DictionaryAttr>(tile::attr::kSchedule)) {
+          std::string on;
+          for (NamedAttribute e : sc)
+            if (auto bv = dyn_cast<BoolAttr>(e.getValue()); bv && bv.getValue())
+              on += (on.empty() ? "" : ", ") + e.getName().str();
+          if (!on.empty())
+            line() << "// wavefront schedule: " << on << "\n";
+        }
+        line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; " << iv << " < "
+               << name(loop.getUpperBound()) << "; " << iv << " += " << name(loop.getStep())
+               << ") {\n";
+        ++indent;
+        if (pending)  // this iteration's copies have landed once at most `pending` groups are in flight
+          line() << "tl::async_wait<" << pending.getInt() << ">();\n";
+        LogicalResult r = emitBlock(*loop.getBody());
+        --indent;
+        line() << "}\n";
+        if (pending)  // copies issued for iterations past the end
+          line() << "tl::async_wait<0>();\n";
+        return r;
+      })
+      .Case([&](scf::YieldOp) { return success(); })
+      .Case([&](func::ReturnOp) { return success(); })
+      .Default([&](Operation *o) {
+        return o->emitOpError() << "is not supported by the HIP emitter yet";
+      });
+}
+
+} // namespace tilec::hip

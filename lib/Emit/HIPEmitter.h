@@ -1,0 +1,62 @@
+// The HIP emitter's state and helpers shared by its two halves: the kernel
+// (EmitHIP.cpp: signature, tensor views, register-tile types) and its
+// operations (EmitHIPOps.cpp: one prelude call per tile op).
+#pragma once
+
+#include "Emit/EmitHIP.h"
+
+#include "Dialect/Tile/TileDialect.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilec::hip {
+
+using namespace mlir;
+
+/// C++ spelling of a tile or tensor element type.
+FailureOr<std::string> cType(Operation *at, Type t);
+
+/// The device prelude's type of a matrix instruction's operand elements.
+std::optional<StringRef> preludeOperandType(ElemType t);
+
+/// A C++ float literal for `v`; infinities and NaN through builtins.
+std::string floatLiteral(double v);
+
+/// What the report says of LDS tile `a`: its role as a gemm operand and its
+/// access widths (tilec-allocate-lds's choice).
+EmittedLdsTile ldsTileReport(tile::AllocOp a, int64_t writeVec, int64_t readVec);
+
+class Emitter {
+public:
+  Emitter(func::FuncOp f, const TargetInfo &t) : f(f), target(t) {}
+  FailureOr<EmittedKernel> run();
+
+private:
+  func::FuncOp f;
+  const TargetInfo &target;
+  std::string body;
+  std::vector<EmittedLdsTile> ldsTiles;  // the LDS tiles as declared, for the report
+  llvm::raw_string_ostream os{body};
+  llvm::DenseMap<Value, std::string> names;  // SSA value -> C expression
+  int indent = 1;
+  int counter = 0;
+  int threads = 0;
+
+  llvm::raw_ostream &line() { return os.indent(indent * 2); }
+  std::string fresh(StringRef prefix) { return (prefix + llvm::Twine(counter++)).str(); }
+  std::string name(Value v) { return names.lookup(v); }
+
+  FailureOr<std::string> atomType(Operation *at, StringRef instr);
+  FailureOr<std::string> regTileType(tile::AllocOp a);
+  LogicalResult emitBlock(Block &b);
+  LogicalResult emitOp(Operation &op);
+  LogicalResult emitArith(Operation &op);
+  LogicalResult emitMap(tile::MapOp m);
+};
+
+} // namespace tilec::hip
