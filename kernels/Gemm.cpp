@@ -306,7 +306,7 @@ KernelInfo gemmKernelInfo() {
       {"block_m", "128", "rows of C per workgroup"},
       {"block_n", "128", "columns of C per workgroup"},
       {"block_k", "32", "depth of one k step"},
-      {"waves", "4", "wavefronts per workgroup (1..16; NVIDIA targets: 8, with block_k=64 stages=3 group_m=8)"},
+      {"waves", "4", "wavefronts per workgroup (1..16; NVIDIA targets: 8, with block_k=64 stages=3 group_m=8; stages=1 where rows are not 4-byte aligned)"},
       {"stages", "2", "software-pipelining depth of the k loop (1..8)"},
       {"group_m", "1", "tile order: groups of this many tile rows share L2 (1: grid order)"},
       {"xcds", "1", "tile order: chiplets workgroups are dispatched over round-robin (gfx942: 8; 1: off)"},
@@ -373,9 +373,12 @@ KernelInfo gemmKernelInfo() {
   // B is stored (ldmatrix.trans reads a K x N tile), so that with cp.async
   // (rows of whole 4-byte words, A not transposed on the way in) nothing is
   // staged in registers: a 128 x 128 x 64 tile over 3 stages in grouped order
-  // (128 x 256 measured 5-15% faster but spills with bf16 output); tiles
-  // prefetched through registers (rows of odd 16-bit elements, A of layout t)
-  // keep 128 x 128 x 32.
+  // (128 x 256 measured 5-15% faster but spills with bf16 output). Rows of
+  // an odd number of 16-bit elements (K = 4097) are read as realigned 16-byte
+  // runs through registers: 128 x 128 x 64 in one stage measured fastest
+  // (1.64 ms at 4097^3 against 1.78 ms for 128 x 128 x 32 over 3 stages,
+  // whose register prefetch costs occupancy; docs/perf/notes.md). A of
+  // layout t (transposed through registers) keeps 128 x 128 x 32.
   //
   // B's LDS tile follows B's storage (nothing transposed on the way in) where
   // the k-contiguous tile buys no wider reads: NVIDIA (ldmatrix.trans) and
@@ -393,7 +396,6 @@ KernelInfo gemmKernelInfo() {
     if (t.vendor != Vendor::NVIDIA)
       return;
     p.try_emplace("waves", "8");
-    p.try_emplace("stages", "3");
     p.try_emplace("group_m", "8");
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
     const int64_t eb = dt == "fp8" || dt == "bf8" ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
@@ -403,7 +405,9 @@ KernelInfo gemmKernelInfo() {
       strides = strides || get(k, "tight") != "tight";
     const std::string mode = get("strided", "auto");
     const bool strided = mode == "1" || (mode == "auto" && strides);
-    if (!transA && !strided && size("K") % words == 0 && size(transB ? "K" : "N") % words == 0)
+    const bool wordRows = size("K") % words == 0 && size(transB ? "K" : "N") % words == 0;
+    p.try_emplace("stages", transA || strided || wordRows ? "3" : "1");
+    if (!transA && !strided)
       p.try_emplace("block_k", "64");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {

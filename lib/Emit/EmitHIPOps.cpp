@@ -214,14 +214,16 @@ LogicalResult Emitter::emitOp(Operation &op) {
           if (failed(ct))
             return failure();
           const int64_t run = accessWidth(a, pattr::kLoadVec);
+          const bool realign = a->hasAttr(pattr::kLoadRealign);
           // Committed transposed: blocks of as many rows as the LDS tile's writes are wide.
           int64_t block = 1;
           for (Operation *u : a->getUsers())
             if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getTranspose())
               block = accessWidth(rootAllocOf(c.getDest()), pattr::kWriteVec);
           line() << "tl::Staging<" << *ct << ", " << t.rows() << ", " << t.cols() << ", " << threads
-                 << (run > 1 || block > 1 ? ", " + std::to_string(run) : std::string())
-                 << (block > 1 ? ", " + std::to_string(block) : std::string()) << "> " << n << ";  // "
+                 << (run > 1 || block > 1 || realign ? ", " + std::to_string(run) : std::string())
+                 << (block > 1 || realign ? ", " + std::to_string(block) : std::string())
+                 << (realign ? ", true" : "") << "> " << n << ";  // "
                  << a.displayName() << "\n";
           return success();
         }
@@ -265,10 +267,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return success();
         }
         const int64_t run = loadVecOf(l.getDest());
+        const bool realign = loadRealignOf(l.getDest());
         line() << (l->hasAttr(tile::attr::kAsync) ? "tl::load_tile_async<"
                    : l.getTranspose()              ? "tl::load_tile_transposed<"
                                                    : "tl::load_tile<")
-               << threads << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
+               << threads << (run > 1 || realign ? ", " + std::to_string(run) : std::string())
+               << (realign ? ", true" : "") << ">("
                << name(l.getDest()) << ", "
                << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
         return success();

@@ -278,23 +278,47 @@ LdsCost modelCost(tile::AllocOp tile, const LdsLayout &layout, const AccessWidth
   return cost;
 }
 
-int64_t tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
+/// The run of the loads that fill LDS tile `a`.
+struct LoadRun {
+  int64_t elems = 1;
+  bool realigned = false;  // read as realigned runs (realignedRunOf)
+};
+
+/// The run of every tile.load and tile.gather that fills LDS tile `a`
+/// (directly, or through a staging tile that a tile.copy writes into it): the
+/// shortest, realigned when a load's is (a realigned run reads aligned rows
+/// correctly too) and no gather's run is under 4 bytes (gathers are never
+/// realigned).
+LoadRun tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
   int64_t run = 0;
+  bool realigned = false, narrowGather = false;
   auto take = [&](int64_t r) { run = run == 0 ? r : std::min(run, r); };
-  auto visit = [&](tile::LoadOp l) { take(loadRunOf(l, elemBytes)); };
+  auto visit = [&](tile::LoadOp l) {
+    if (const int64_t r = realignedRunOf(l, elemBytes)) {
+      realigned = true;
+      take(r);
+    } else {
+      take(loadRunOf(l, elemBytes));
+    }
+  };
   for (Value v : tileAndViews(a))
     for (Operation *u : v.getUsers()) {
       if (auto l = dyn_cast<tile::LoadOp>(u); l && l.getDest() == v)
         visit(l);
-      if (auto g = dyn_cast<tile::GatherOp>(u); g && g.getDest() == v)
-        take(gatherRunOf(g, elemBytes));
+      if (auto g = dyn_cast<tile::GatherOp>(u); g && g.getDest() == v) {
+        const int64_t r = gatherRunOf(g, elemBytes);
+        narrowGather |= r * elemBytes < 4;
+        take(r);
+      }
       if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getDest() == v && isStaging(c.getSource()))
         if (tile::AllocOp src = allocOf(c.getSource()))
           for (Operation *su : src->getUsers())
             if (auto l = dyn_cast<tile::LoadOp>(su); l && l.getDest() == src.getResult())
               visit(l);
     }
-  return run == 0 ? 1 : run;
+  if (run == 0)
+    run = 1;
+  return {run, realigned && !narrowGather && run * elemBytes >= 4};
 }
 
 /// The longest read of a gemm operand along a row of `a` that the operand's
@@ -399,7 +423,8 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       int64_t elemBytes = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
       LdsLayout layout{t.cols()};
       // The widest accesses the tile's users allow; the layout may narrow them.
-      const int64_t run = t.getRank() == 2 ? tileLoadRun(a, elemBytes) : 1;
+      const LoadRun loadRun = t.getRank() == 2 ? tileLoadRun(a, elemBytes) : LoadRun{};
+      const int64_t run = loadRun.elems;
       const bool transposed = t.getRank() == 2 && writtenTransposed(a);
       const int64_t write =
           transposed ? transposedWriteLimit(t.cols(), t.rows(), run, int64_t(waves) * target->waveSize, elemBytes) : run;
@@ -479,6 +504,8 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
           op->setAttr(name, b.getI64IntegerAttr(w));
       };
       setWidth(a, pattr::kLoadVec, widths.load);
+      if (loadRun.realigned)
+        a->setAttr(pattr::kLoadRealign, b.getUnitAttr());
       setWidth(a, pattr::kWriteVec, widths.write);
       setWidth(a, pattr::kReadVec, widths.read);
       SmallVector<Operation *> users;
@@ -489,8 +516,11 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       }
       // The staging tiles that feed this one load in the same runs.
       for (Operation *u : users)
-        if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a && isStaging(c.getSource()))
+        if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a && isStaging(c.getSource())) {
           setWidth(allocOf(c.getSource()), pattr::kLoadVec, widths.load);
+          if (loadRun.realigned)
+            allocOf(c.getSource())->setAttr(pattr::kLoadRealign, b.getUnitAttr());
+        }
       Block blk{a, a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes, 0, 0, 0, align};
       span(users, blk.first, blk.last);
       blocks.push_back(blk);

@@ -112,6 +112,24 @@ int64_t loadRunOf(tile::LoadOp l, int64_t elemBytes) {
   return rowRunOf(l.getSource(), l.getIndices()[1], l.getTranspose() ? t.rows() : t.cols(), elemBytes);
 }
 
+int64_t realignedRunOf(tile::LoadOp l, int64_t elemBytes) {
+  auto t = cast<tile::TileType>(l.getDest().getType());
+  if (t.getRank() != 2 || l.getIndices().size() != 2 || l.getTranspose() || loadRunOf(l, elemBytes) * elemBytes >= 4)
+    return 0;
+  // Rows of a kernel argument (a tensor without `tile.divisibility`:
+  // divisibility 1), through windows.
+  Value source = l.getSource();
+  while (auto w = source.getDefiningOp<tile::WindowOp>())
+    source = w.getSource();
+  auto arg = dyn_cast<BlockArgument>(source);
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return 0;
+  for (int64_t w = 16 / elemBytes; w * elemBytes >= 4; w /= 2)
+    if (t.cols() % w == 0)
+      return w;
+  return 0;
+}
+
 int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes) {
   auto t = cast<tile::TileType>(g.getDest().getType());
   return t.getRank() == 2 ? rowRunOf(g.getSource(), g.getCol(), t.cols(), elemBytes) : 1;
@@ -140,9 +158,6 @@ bool writtenTransposed(tile::AllocOp a) {
   return false;
 }
 
-/// The run length of every tile.load that fills LDS tile `a` (directly, or
-/// through a staging tile that a tile.copy writes into it): the smallest.
-
 int64_t accessWidth(Operation *alloc, llvm::StringRef name) {
   auto n = alloc ? alloc->getAttrOfType<IntegerAttr>(name) : nullptr;
   return n ? n.getInt() : 1;
@@ -158,6 +173,11 @@ std::optional<std::pair<int64_t, int64_t>> waveGridOf(Operation *alloc) {
   if (auto grid = alloc->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid))
     return std::make_pair(grid[0], grid[1]);
   return std::nullopt;
+}
+
+bool loadRealignOf(Value tile) {
+  Operation *a = rootAllocOf(tile);
+  return a && a->hasAttr(pattr::kLoadRealign);
 }
 
 bool isStaging(Value v) {

@@ -28,8 +28,8 @@ tile::AllocOp rootAllocOf(mlir::Value tile);
 /// from constants, products and sums; 0 when v is known to be 0.
 int64_t knownMultiple(mlir::Value v);
 
-/// The global run length of a tile.load: how many consecutive elements of a
-/// row one load may move (a power of two, at most 16 bytes), given what is
+/// The global run of a tile.load: how many consecutive elements of a row one
+/// thread moves at a time (a power of two, at most 16 bytes), given what is
 /// known of the source tensor (its `tile.divisibility`: rows are whole
 /// multiples of it and aligned), the column it starts at and the tile's
 /// width. A window keeps the runs whole and aligned when its column origin and
@@ -63,6 +63,17 @@ int64_t transposedWriteLimit(int64_t rows, int64_t cols, int64_t run, int64_t th
 /// Whether LDS tile `a` (or a buffer of it) is written transposed: by a
 /// transposing tile.load, or by a transposing copy of a staging tile.
 bool writtenTransposed(tile::AllocOp a);
+/// Where loadRunOf leaves a non-transposing load runs of under 4 bytes (rows
+/// of an odd number of 16-bit elements, e.g. a GEMM with K = 4097, or a
+/// kernel argument without `tile.divisibility`), the run it is `realigned` in instead:
+/// as wide as the tile's width allows (4 to 16 bytes), each read as the two
+/// aligned accesses of its width that cover it and shifted into place in
+/// registers (the prelude's Global::load_unaligned and realign), whatever the
+/// rows' alignment; 0 where loadRunOf's run stands. Shared by
+/// tilec-allocate-lds (the load width), tilec-pipeline-loops (a realigned run
+/// passes through registers, never an asynchronous copy) and
+/// tilec-schedule-waves (loads per lane).
+int64_t realignedRunOf(tile::LoadOp l, int64_t elemBytes);
 
 /// An access width (`load_vec`, `write_vec`, `read_vec`) that
 /// tilec-allocate-lds recorded on an alloc; 1 when absent.
@@ -71,6 +82,8 @@ int64_t accessWidth(mlir::Operation *alloc, llvm::StringRef name);
 /// Elements per global load of the tile.load ops writing `tile` (the
 /// `load_vec` of its alloc, through views; 1 without one).
 int64_t loadVecOf(mlir::Value tile);
+/// Whether those loads are realigned runs (the `load_realign` of its alloc).
+bool loadRealignOf(mlir::Value tile);
 
 /// A register tile that stages a prefetched LDS tile (tilec-pipeline-loops).
 bool isStaging(mlir::Value tile);
@@ -106,6 +119,7 @@ inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setp
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles
 // Elements per access, on allocs (absent: 1), chosen by tilec-allocate-lds:
 inline constexpr const char *kLoadVec = "load_vec";    // global loads of the tile.load ops filling the tile
+inline constexpr const char *kLoadRealign = "load_realign";  // unit: those runs are realigned (LoadRun)
 inline constexpr const char *kWriteVec = "write_vec";  // LDS writes of those loads (load_tile, commit)
 inline constexpr const char *kReadVec = "read_vec";    // LDS reads of gemm operands running along a row
 } // namespace pattr

@@ -26,10 +26,10 @@ constexpr const char *kBuffers = "buffers";
 constexpr int64_t kReservedVgprs = 128;
 constexpr const char *kPipelined = "tile.pipelined";
 
-/// Whether `load` can be an asynchronous copy: it moves runs of at least 4
-/// bytes (cp.async's least), as tilec-allocate-lds will size them
-/// (loadRunOf), untransposed. Otherwise (e.g. a GEMM with an odd K) the loop
-/// prefetches through registers.
+/// Whether `load` can be an asynchronous copy: it moves aligned runs of at
+/// least 4 bytes (cp.async's least), as tilec-allocate-lds will size them
+/// (loadRunOf). Otherwise (e.g. a GEMM with an odd K: realigned runs) the
+/// loop prefetches through registers.
 bool asyncCopyable(tile::LoadOp load) {
   if (load.getTranspose())
     return false;  // copies move runs as they are; transposing needs registers
@@ -187,9 +187,17 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     while (stages > 1 && fixed + stages * perStage > target.ldsBytesPerWorkgroup)
       --stages;
     // Registers: prefetching holds one tile per pipelined load in VGPRs next
-    // to the accumulators (which CDNA keeps in AGPRs).
+    // to the accumulators (which CDNA keeps in AGPRs); a realigned run waits
+    // there as its two aligned pieces and its place in them (4 bytes).
     const int64_t threads = int64_t(numWavesOf(f)) * target.waveSize;
-    int64_t accVgprs = 0, prefetchVgprs = (perStage / 4 + threads - 1) / threads;
+    int64_t prefetchBytes = perStage;
+    for (tile::LoadOp l : loads) {
+      auto t = cast<tile::TileType>(l.getDest().getType());
+      const int64_t eb = std::max<int64_t>(1, t.getElementType().getIntOrFloatBitWidth() / 8);
+      if (const int64_t run = realignedRunOf(l, eb))
+        prefetchBytes += tileBytes(t) + t.getNumElements() / run * 4;
+    }
+    int64_t accVgprs = 0, prefetchVgprs = (prefetchBytes / 4 + threads - 1) / threads;
     f.walk([&](tile::AllocOp a) {
       if (a.getType().isReg() && a.getType().getRank() == 2)
         accVgprs += (a.getType().getNumElements() + threads - 1) / threads;

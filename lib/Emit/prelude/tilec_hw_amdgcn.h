@@ -108,6 +108,11 @@ TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { tl_raw_buffer_st
 TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { tl_raw_buffer_store_v4i32(__builtin_bit_cast(rsrc_t, v), r, off, 0, 0); }
 #endif
 
+/// Bytes [s, s + 4) of the 8 bytes hi:lo (s in 0..3): v_alignbyte_b32, how a
+/// row that is not 4-byte aligned is realigned after aligned loads
+/// (Global::load_unaligned in tilec_tiles.h).
+TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) { return __builtin_amdgcn_alignbyte(hi, lo, (unsigned)s); }
+
 // --- LDS ------------------------------------------------------------------------
 template <class T> TL_INLINE T lds_read(const T *p) { return *p; }
 template <class T> TL_INLINE void lds_write(T *p, T v) { *p = v; }

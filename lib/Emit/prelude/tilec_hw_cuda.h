@@ -72,6 +72,14 @@ TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { bounded_s
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { bounded_store(v, r, off); }
 TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { bounded_store(v, r, off); }
 TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { bounded_store(v, r, off); }
+/// Bytes [s, s + 4) of the 8 bytes hi:lo (s in 0..3): a funnel shift
+/// (shf.r), how a row that is not 4-byte aligned is realigned after aligned
+/// loads (Global::load_unaligned in tilec_tiles.h).
+TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) {
+  unsigned d;
+  asm("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(lo), "r"(hi), "r"(8 * s));
+  return d;
+}
 
 /// cp.async: `Bytes` (4, 8 or 16) from global memory at r.base + off to
 /// shared memory at dst, zero-filled when the access does not lie wholly

@@ -149,6 +149,11 @@ TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { emu->buff
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { emu->buffer_store(&r, off, 4, v); }
 TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { emu->buffer_store_vec(&r, off, 8, &v); }
 TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { emu->buffer_store_vec(&r, off, 16, &v); }
+/// Bytes [s, s + 4) of the 8 bytes hi:lo (s in 0..3): what AMD's
+/// v_alignbyte_b32 and NVIDIA's shf.r compute.
+TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) {
+  return (unsigned)((((unsigned long long)hi << 32) | lo) >> (8 * (s & 3)));
+}
 
 // --- asynchronous copies (tilec_hw_cuda.h's cp.async): the LDS write of a
 // copy happens when async_wait retires its group (or when the lane returns);

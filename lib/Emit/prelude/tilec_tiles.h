@@ -201,6 +201,55 @@ template <class To, class From> TL_INLINE To raw_slice(const From &x, int at) {
 }
 
 // --- global tensors through buffer resources (docs/hardware.md section 4) --------
+/// A run of Bytes bytes (4, 8 or 16) of a row that need not be aligned, in
+/// flight: the two aligned Bytes-byte pieces of memory that hold it and its
+/// place in them, `place` = shift (where the run starts in lo) | keep << 8
+/// (how many of its bytes lie inside the tensor; the rest read as 0).
+/// Global::load_unaligned issues the loads, realign() assembles the run.
+template <int Bytes> struct Unaligned {
+  raw_t<Bytes> lo, hi;
+  int place;
+};
+
+/// The run of `u` as raw bits: bytes [shift, shift + Bytes) of lo:hi, bytes
+/// at or past keep zeroed. Whole words are selected first by a logarithmic
+/// shifter of selects (indexing the words by a lane's value would put them in
+/// memory), then hw::align_bytes (v_alignbyte_b32, shf.r) shifts the bytes
+/// within a word: for 16 bytes, 11 selects and 4 shifts.
+template <int Bytes> TL_INLINE raw_t<Bytes> realign(const Unaligned<Bytes> &u) {
+  constexpr int W = Bytes / 4;
+  unsigned w[2 * W];
+  TL_UNROLL
+  for (int i = 0; i < W; ++i) {
+    w[i] = raw_slice<unsigned>(u.lo, 4 * i);
+    w[W + i] = raw_slice<unsigned>(u.hi, 4 * i);
+  }
+  const int shift = u.place & 0xff, keep = u.place >> 8;
+  TL_UNROLL
+  for (int step = W / 2; step >= 1; step /= 2) {
+    const bool by = (shift & (4 * step)) != 0;
+    TL_UNROLL
+    for (int i = 0; i < W + step; ++i) {  // words 0..W are what the later steps read
+      const unsigned stay = w[i], move = w[i + step];  // values: a select of the words' addresses would index memory
+      w[i] = by ? move : stay;
+    }
+  }
+  unsigned out[W];
+  TL_UNROLL
+  for (int i = 0; i < W; ++i)
+    out[i] = hw::align_bytes(w[i + 1], w[i], shift & 3);
+  if (keep < Bytes) {  // a run at the window's edge: the bytes past it read 0
+    TL_UNROLL
+    for (int i = 0; i < W; ++i) {
+      const int k = keep - 4 * i;  // bytes of this word inside
+      out[i] = k >= 4 ? out[i] : k <= 0 ? 0u : out[i] & ((1u << (8 * k)) - 1);
+    }
+  }
+  raw_t<Bytes> r;
+  __builtin_memcpy(&r, out, Bytes);
+  return r;
+}
+
 /// A row-major tensor of `rows` x `cols` elements, or a window of one
 /// (tile.window): element (r, c) is `origin + r * pitch + c` elements past the
 /// buffer's base. Reads outside it give 0 and writes are dropped: each element
@@ -219,9 +268,14 @@ template <class T, unsigned Flags> struct Global {
   /// skips: at or past num_records, as launches refuse tensors of more than
   /// `outside` bytes (tilec::kMaxTensorBytes).
   static constexpr int outside = 0x7fffffff & ~3;
+  /// The buffer's bytes (num_records) and where its base lies within 16
+  /// bytes: what load_unaligned needs to place aligned accesses.
+  int limit, lead;
   TL_INLINE Global(const T *p, int r, int c) : rows(r), cols(c), pitch(c), origin(0) {
     long bytes = (long)r * c * (long)sizeof(T);
-    rsrc = hw::make_rsrc(p, (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes), Flags);
+    limit = (int)(bytes > 0x7fffffffL ? 0x7fffffff : bytes);
+    lead = (int)((unsigned long)p & 15);
+    rsrc = hw::make_rsrc(p, limit, Flags);
   }
   /// The window at (r0, c0) of nr x nc elements, clipped to this tensor.
   TL_INLINE Global window(int r0, int c0, int nr, int nc) const {
@@ -254,17 +308,80 @@ template <class T, unsigned Flags> struct Global {
   /// issued where the tensor's declared divisibility keeps each one wholly
   /// inside a row (or wholly outside the tensor) and aligned.
   template <int N> TL_INLINE raw_t<N * (int)sizeof(T)> load_raw(int r, int c) const {
-    constexpr int bytes = N * (int)sizeof(T);
-    if constexpr (bytes == 16)
-      return hw::buffer_load_b128(rsrc, offset(r, c));
-    else if constexpr (bytes == 8)
-      return hw::buffer_load_b64(rsrc, offset(r, c));
-    else if constexpr (bytes == 4)
-      return hw::buffer_load_b32(rsrc, offset(r, c));
-    else if constexpr (bytes == 2)
-      return hw::buffer_load_b16(rsrc, offset(r, c));
+    return load_at<N * (int)sizeof(T)>(offset(r, c));
+  }
+  /// One access of Bytes bytes at byte offset `off` (past num_records: 0).
+  template <int Bytes> TL_INLINE raw_t<Bytes> load_at(int off) const {
+    if constexpr (Bytes == 16)
+      return hw::buffer_load_b128(rsrc, off);
+    else if constexpr (Bytes == 8)
+      return hw::buffer_load_b64(rsrc, off);
+    else if constexpr (Bytes == 4)
+      return hw::buffer_load_b32(rsrc, off);
+    else if constexpr (Bytes == 2)
+      return hw::buffer_load_b16(rsrc, off);
     else
-      return hw::buffer_load_b8(rsrc, offset(r, c));
+      return hw::buffer_load_b8(rsrc, off);
+  }
+  /// The Bytes bytes at byte offset `at` (an address aligned to Bytes; `at`
+  /// may lie before the buffer), each byte outside the buffer reading 0: one
+  /// access where the piece lies wholly in or wholly out, else (the buffer's
+  /// first or last bytes only) element by element in a loop, so that no
+  /// access is partly out of range (docs/hardware.md section 4).
+  template <int Bytes> TL_INLINE raw_t<Bytes> load_piece(int at) const {
+    const bool whole = at >= 0 && at <= limit - Bytes, none = at >= limit || at <= -Bytes;
+    if (whole || none)
+      return load_at<Bytes>(whole ? at : outside);
+    constexpr int W = Bytes / 4, bits = 8 * (int)sizeof(T);
+    unsigned w[W] = {};
+    _Pragma("nounroll")
+    for (int k = Bytes - (int)sizeof(T); k >= 0; k -= (int)sizeof(T)) {  // last element first, shifted up
+      TL_UNROLL
+      for (int i = W - 1; i > 0; --i)
+        w[i] = w[i] << bits | w[i - 1] >> (32 - bits);
+      const int e = at + k;
+      w[0] = w[0] << bits | (unsigned)load_at<(int)sizeof(T)>(e >= 0 ? e : outside);
+    }
+    raw_t<Bytes> v;
+    __builtin_memcpy(&v, w, Bytes);
+    return v;
+  }
+  /// The run of N elements from (r, c) on (N * sizeof(T) = 4, 8 or 16 bytes),
+  /// wherever the row lies: the two aligned accesses of that width that
+  /// cover it, with its place in them; elements outside the tensor (past
+  /// its columns, or a row outside it) read 0. realign() assembles the run
+  /// once the loads have completed (a prefetch keeps the pieces in flight).
+  template <int N> TL_INLINE Unaligned<N * (int)sizeof(T)> load_unaligned(int r, int c) const {
+    constexpr int B = N * (int)sizeof(T);
+    static_assert(B == 4 || B == 8 || B == 16, "load_unaligned: runs of 4, 8 or 16 bytes");
+    const bool in = r >= 0 && r < rows && c >= 0 && c < cols;
+    const int keep = in ? imin(N, cols - c) * (int)sizeof(T) : 0;  // bytes of the run inside
+    const int off = (origin + r * pitch + c) * (int)sizeof(T);
+    const int shift = (lead + off) & (B - 1);  // the run's place in the aligned piece holding its start
+    Unaligned<B> u;
+    u.lo = load_piece<B>(keep > 0 ? off - shift : outside);
+    u.hi = load_piece<B>(shift + keep > B ? off - shift + B : outside);
+    u.place = shift | keep << 8;
+    return u;
+  }
+  /// load_unaligned for a run that lies inside the tensor and whose pieces
+  /// lie inside the buffer (inside() of its tile holds): no tests.
+  template <int N> TL_INLINE Unaligned<N * (int)sizeof(T)> load_unaligned_inside(int r, int c) const {
+    constexpr int B = N * (int)sizeof(T);
+    const int off = (origin + r * pitch + c) * (int)sizeof(T), shift = (lead + off) & (B - 1);
+    Unaligned<B> u;
+    u.lo = load_at<B>(off - shift);
+    u.hi = load_at<B>(off - shift + B);
+    u.place = shift | B << 8;
+    return u;
+  }
+  /// Whether the R x C window at (r0, c0) lies inside the tensor and 16
+  /// bytes from either end of the buffer, so that every aligned piece of
+  /// 16 bytes or less around its runs lies inside the buffer too.
+  template <int R, int C> TL_INLINE bool inside(int r0, int c0) const {
+    const int first = (origin + r0 * pitch + c0) * (int)sizeof(T),
+              end = (origin + (r0 + R - 1) * pitch + c0 + C) * (int)sizeof(T);
+    return (r0 >= 0) & (c0 >= 0) & (r0 + R <= rows) & (c0 + C <= cols) & (first >= 16) & (end <= limit - 16);
   }
   TL_INLINE T load(int r, int c) const { return __builtin_bit_cast(T, load_raw<1>(r, c)); }
   TL_INLINE void store(int r, int c, T v) const { store_at(store_offset(r, c), v); }
@@ -333,11 +450,17 @@ struct Lds {
 /// writes LDS in. Block > 1 (a tile that commit_transposed writes): thread t
 /// holds blocks t, t + Threads, ... of Block consecutive rows of one run
 /// each, v[j * Block + q] the run of row q of its j-th block.
-template <class T, int Rows, int Cols, int Threads, int Vec = 1, int Block = 1> struct Staging {
+/// Realign (Block 1): the runs are read with Global::load_unaligned (rows of
+/// any alignment; tilec-allocate-lds's `load_realign`) and held as their
+/// aligned pieces until commit.
+template <bool Realign, int Bytes> struct staged_run { using type = raw_t<Bytes>; };
+template <int Bytes> struct staged_run<true, Bytes> { using type = Unaligned<Bytes>; };
+template <class T, int Rows, int Cols, int Threads, int Vec = 1, int Block = 1, bool Realign = false> struct Staging {
   static_assert(Cols % Vec == 0 && Rows % Block == 0, "Staging: rows split into whole runs and blocks");
+  static_assert(!Realign || Block == 1, "Staging: realigned runs are committed untransposed");
   static constexpr int rows = Rows, cols = Cols, runs = Rows * Cols / Vec, blocks = runs / Block,
                        perThread = (blocks + Threads - 1) / Threads * Block;
-  raw_t<Vec * (int)sizeof(T)> v[perThread];
+  typename staged_run<Realign, Vec * (int)sizeof(T)>::type v[perThread];
 };
 
 /// Row and column of the first element of block b (Block rows of one run of
@@ -353,28 +476,46 @@ template <int R, int C, int Vec, int Block> TL_INLINE int block_col(int b) {
 }
 
 /// Issues the loads of the Rows x Cols window of `g` at (r0, c0) into registers.
-template <class T, int R, int C, int Threads, int V, int B, class G>
-TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B> &s, const G &g, int r0, int c0) {
-  TL_UNROLL
-  for (int j = 0; j < s.perThread / B; ++j) {
-    const int b = thread_id() + j * Threads;
-    if (s.blocks % Threads == 0 || b < s.blocks)  // no branch when the blocks divide evenly
-      TL_UNROLL
-      for (int q = 0; q < B; ++q)
-        s.v[j * B + q] = g.template load_raw<V>(r0 + block_row<R, C, V, B>(b) + q, c0 + block_col<R, C, V, B>(b));
+/// Realigned runs of a window inside the tensor and the buffer (all but the
+/// edge tiles) skip every bounds test.
+template <class T, int R, int C, int Threads, int V, int B, bool RA, class G>
+TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B, RA> &s, const G &g, int r0, int c0) {
+  if constexpr (RA) {
+    const bool inside = g.template inside<R, C>(r0, c0);
+    TL_UNROLL
+    for (int j = 0; j < s.perThread; ++j) {
+      const int b = thread_id() + j * Threads;
+      if (s.blocks % Threads == 0 || b < s.blocks) {
+        const int r = r0 + block_row<R, C, V, 1>(b), c = c0 + block_col<R, C, V, 1>(b);
+        s.v[j] = inside ? g.template load_unaligned_inside<V>(r, c) : g.template load_unaligned<V>(r, c);
+      }
+    }
+  } else {
+    TL_UNROLL
+    for (int j = 0; j < s.perThread / B; ++j) {
+      const int b = thread_id() + j * Threads;
+      if (s.blocks % Threads == 0 || b < s.blocks)  // no branch when the blocks divide evenly
+        TL_UNROLL
+        for (int q = 0; q < B; ++q)
+          s.v[j * B + q] = g.template load_raw<V>(r0 + block_row<R, C, V, B>(b) + q, c0 + block_col<R, C, V, B>(b));
+    }
   }
 }
 
 /// Writes a staged tile into LDS.
-template <class L, class T, int R, int C, int Threads, int V, int B>
-TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads, V, B> &s) {
+template <class L, class T, int R, int C, int Threads, int V, int B, bool RA>
+TL_INLINE void commit(const L &dst, const Staging<T, R, C, Threads, V, B, RA> &s) {
   TL_UNROLL
   for (int j = 0; j < s.perThread / B; ++j) {
     const int b = thread_id() + j * Threads;
     if (s.blocks % Threads == 0 || b < s.blocks)
       TL_UNROLL
-      for (int q = 0; q < B; ++q)
-        dst.template store_run<V>(block_row<R, C, V, B>(b) + q, block_col<R, C, V, B>(b), s.v[j * B + q]);
+      for (int q = 0; q < B; ++q) {
+        if constexpr (RA)
+          dst.template store_run<V>(block_row<R, C, V, B>(b) + q, block_col<R, C, V, B>(b), realign(s.v[j * B + q]));
+        else
+          dst.template store_run<V>(block_row<R, C, V, B>(b) + q, block_col<R, C, V, B>(b), s.v[j * B + q]);
+      }
   }
 }
 
@@ -442,8 +583,9 @@ TL_INLINE void commit_transposed(const L &dst, const Staging<T, R, C, Threads, V
 
 /// Copies the Rows x Cols window of `g` at (r0, c0) into `t`; the workgroup's
 /// `Threads` threads share the work, consecutive threads on consecutive runs
-/// of Vec columns (one global load each).
-template <int Threads, int Vec = 1, class G, class L> TL_INLINE void load_tile(const L &t, const G &g, int r0, int c0) {
+/// of Vec columns (one global load each; Realign: two, Global::load_unaligned).
+template <int Threads, int Vec = 1, bool Realign = false, class G, class L>
+TL_INLINE void load_tile(const L &t, const G &g, int r0, int c0) {
   static_assert(L::cols % Vec == 0, "load_tile: rows split into whole runs");
   constexpr int runs = L::rows * L::cols / Vec;
   if constexpr (Vec == 1) {
@@ -457,8 +599,13 @@ template <int Threads, int Vec = 1, class G, class L> TL_INLINE void load_tile(c
   TL_UNROLL
   for (int j = 0; j < (runs + Threads - 1) / Threads; ++j) {
     const int i = (thread_id() + j * Threads) * Vec;
-    if (runs % Threads == 0 || i < L::rows * L::cols)
-      t.template store_run<Vec>(i / L::cols, i % L::cols, g.template load_raw<Vec>(r0 + i / L::cols, c0 + i % L::cols));
+    if (runs % Threads == 0 || i < L::rows * L::cols) {
+      const int r = r0 + i / L::cols, c = c0 + i % L::cols;
+      if constexpr (Realign)
+        t.template store_run<Vec>(i / L::cols, i % L::cols, realign(g.template load_unaligned<Vec>(r, c)));
+      else
+        t.template store_run<Vec>(i / L::cols, i % L::cols, g.template load_raw<Vec>(r, c));
+    }
   }
 }
 
@@ -490,15 +637,15 @@ TL_INLINE void load_tile_transposed(const L &t, const G &g, int r0, int c0) {
 /// through registers, in pieces of at most WriteVec elements (4, 8 or 16
 /// bytes; outside the tensor: zeros), as one copy group. The data may be read
 /// only after async_wait has seen the group complete and a barrier followed.
-/// Elsewhere, and for runs of under 4 bytes, it is load_tile (complete on
-/// return), still followed by an (empty) group so that every caller counts
-/// groups alike.
-template <int Threads, int Vec = 1, class G, class L>
+/// Elsewhere, for runs of under 4 bytes and for realigned runs, it is
+/// load_tile (complete on return), still followed by an (empty) group so that
+/// every caller counts groups alike.
+template <int Threads, int Vec = 1, bool Realign = false, class G, class L>
 TL_INLINE void load_tile_async(const L &t, const G &g, int r0, int c0) {
   using T = typename L::elem;
   constexpr int W = L::write_vec < Vec ? L::write_vec : Vec, bytes = W * (int)sizeof(T);
 #ifdef TL_HW_HAS_ASYNC_COPY
-  if constexpr (bytes == 4 || bytes == 8 || bytes == 16) {
+  if constexpr (!Realign && (bytes == 4 || bytes == 8 || bytes == 16)) {
     constexpr int runs = L::rows * L::cols / Vec;
     TL_UNROLL
     for (int j = 0; j < (runs + Threads - 1) / Threads; ++j) {
@@ -514,7 +661,7 @@ TL_INLINE void load_tile_async(const L &t, const G &g, int r0, int c0) {
     return;
   }
 #endif
-  load_tile<Threads, Vec>(t, g, r0, c0);
+  load_tile<Threads, Vec, Realign>(t, g, r0, c0);
 #ifdef TL_HW_HAS_ASYNC_COPY
   hw::async_commit();
 #endif

@@ -134,20 +134,28 @@ func.func @vector_loads(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %B: 
 
 // -----
 
-// One element per load when nothing is known: a tensor without
-// tile.divisibility (A), or a column that is not a known multiple (B's %k).
-// CHECK-LABEL: func.func @element_loads
+// Rows of unknown alignment (a tensor without tile.divisibility, A) or a
+// column that is not a known multiple (B's %k) do not keep 16-byte runs
+// aligned: the runs are realigned (two aligned 16-byte loads each, shifted
+// into place in registers), as wide as aligned ones. A tile whose rows are
+// an odd number of elements cannot split into runs of 4 bytes or more: one
+// element per load (C).
+// CHECK-LABEL: func.func @realigned_loads
+// CHECK: tile.alloc {{.*}}load_realign, load_vec = 8 : i64, name = "a"
+// CHECK: tile.alloc {{.*}}load_realign, load_vec = 8 : i64, name = "b"
+// CHECK: tile.alloc {{.*}}name = "c"
 // CHECK-NOT: load_vec
-// CHECK-NOT: write_vec
 // CHECK: return
-func.func @element_loads(%A: memref<?x?xbf16>, %B: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %k: index) attributes {tile.num_waves = 4 : i64} {
+func.func @realigned_loads(%A: memref<?x?xbf16>, %B: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %k: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
   %a = tile.alloc {name = "a"} : !tile.tile<128x32xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
-  %c = tile.alloc {name = "c"} : !tile.tile<128x128xf32, reg>
+  %c = tile.alloc {name = "c"} : !tile.tile<16x3xbf16, lds>
+  %acc = tile.alloc {name = "acc"} : !tile.tile<128x128xf32, reg>
   tile.load %A[%c0, %c0] -> %a : memref<?x?xbf16>, !tile.tile<128x32xbf16, lds>
   tile.load %B[%c0, %k] -> %b : memref<?x?xbf16>, !tile.tile<32x128xbf16, lds>
-  tile.gemm %a, %b, %c : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
+  tile.load %A[%c0, %k] -> %c : memref<?x?xbf16>, !tile.tile<16x3xbf16, lds>
+  tile.gemm %a, %b, %acc : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
   return
 }
 
@@ -156,11 +164,10 @@ func.func @element_loads(%A: memref<?x?xbf16>, %B: memref<?x?xbf16> {tile.divisi
 // A window keeps a tensor's rows, so loads through it move 16 bytes when its
 // column origin and width are known multiples of 8 too (%h * 128 and 128: one
 // head of a [tokens, heads * 128] tensor; load_vec = 8). A window 100 wide
-// would cut a run at its right edge, where it must read zeros: element loads.
+// would cut a run of 8 at its right edge; 100 is a multiple of 4: runs of 4.
 // CHECK-LABEL: func.func @window_loads
-// CHECK: tile.alloc {{.*}}load_vec = 8 : i64, name = "a"
-// CHECK: tile.alloc {{.*}}name = "b"
-// CHECK-NOT: load_vec
+// CHECK: tile.alloc {{.*}}bytes = {{[0-9]+}} : i64, load_vec = 8 : i64, name = "a"
+// CHECK: tile.alloc {{.*}}bytes = {{[0-9]+}} : i64, load_vec = 4 : i64, name = "b"
 // CHECK: return
 func.func @window_loads(%Q: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %h: index, %r: index, %n: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index

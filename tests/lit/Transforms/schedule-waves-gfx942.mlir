@@ -1,13 +1,14 @@
 // RUN: tilec-opt %s -split-input-file -verify-diagnostics --tilec-pipeline=arch=gfx942 | FileCheck %s
 
 // interleave + setprio: the gemm learns its schedule and how many global loads
-// per lane share its scheduling region (the two 64x32 / 32x64 prefetches:
-// 2048 elements / 256 threads each = 16).
+// per lane share its scheduling region (the two 64x32 / 32x64 prefetches of
+// rows of unknown alignment: realigned runs of 8 elements, 2048 / 8 / 256
+// threads = 1 run each, read as 2 aligned loads: 4).
 // CHECK-LABEL: func.func @interleave_setprio
 // CHECK: scf.for
 // CHECK: tile.barrier
 // CHECK-NOT: tile.barrier
-// CHECK: tile.gemm {{.*}}interleave_vmem = 16 : i64{{.*}}setprio
+// CHECK: tile.gemm {{.*}}interleave_vmem = 4 : i64{{.*}}setprio
 // CHECK: tile.schedule = {interleave = true, ping_pong = false, setprio = true}
 func.func @interleave_setprio(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %n: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
