@@ -13,8 +13,11 @@
 //
 // Per workgroup (default BM = BN = 64, D = 128, 4 waves, bf16):
 //   q_lds [BM, D]        the query block, loaded once               16 KiB
-//   k_lds, v_lds [BN, D] one key/value block per step                32 KiB
-//   p_lds [BM, BN]       the probabilities, rounded to Q's type       8 KiB
+//   k_lds, v_lds [BN, D] one key/value block per step (per stage)    32 KiB
+//   p.lds [BM, BN]       the probabilities, rounded to Q's type       8 KiB
+//                        (only where S's accumulator layout is not the
+//                        operand layout of P @ V: AMD; NVIDIA's mma.sync
+//                        reads P from registers, tilec-infer-layouts)
 //   registers: S [BM, BN] and O [BM, D] f32 accumulators, row vectors m, l (f32)
 // Online softmax in base 2: S is scaled by softmax_scale * log2(e), so P = exp2(S - m)
 // and LSE = (m + log2(l)) * ln(2). Causal and sliding-window blocks that are wholly
@@ -80,7 +83,8 @@ std::string attentionKernelName(const AttentionConfig &c) {
   return "attn_fwd_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
          std::to_string(c.kvHeads) + "_d" + std::to_string(c.headDim) + (c.causal ? "_causal" : "") +
          (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(c.blockM) + "x" +
-         std::to_string(c.blockN) + "_w" + std::to_string(c.waves);
+         std::to_string(c.blockN) + "_w" + std::to_string(c.waves) +
+         (c.stages > 1 ? "_s" + std::to_string(c.stages) : "");
 }
 
 namespace {
@@ -90,12 +94,11 @@ namespace {
 /// block into `k` and `v`, then calls step().
 struct OnlineSoftmax {
   dsl::KernelBuilder &kb;
-  dsl::Tile q, k, v, pT, s, p, o, m, mNew, l, alpha, lse;
+  dsl::Tile q, k, v, s, p, o, m, mNew, l, alpha, lse;
 
   OnlineSoftmax(dsl::KernelBuilder &b, int64_t BM, int64_t BN, int64_t D, DType t)
       : kb(b), q(b.ldsTile("q_lds", {BM, D}, t)), k(b.ldsTile("k_lds", {BN, D}, t)),
-        v(b.ldsTile("v_lds", {BN, D}, t)), pT(b.ldsTile("p_lds", {BM, BN}, t)),
-        s(b.regTile("s", {BM, BN}, DType::f32)), p(b.regTile("p", {BM, BN}, DType::f32)),
+        v(b.ldsTile("v_lds", {BN, D}, t)), s(b.regTile("s", {BM, BN}, DType::f32)), p(b.regTile("p", {BM, BN}, DType::f32)),
         o(b.regTile("o", {BM, D}, DType::f32)),
         m(b.regTile("m", {BM}, DType::f32)),          // running row maximum (log2 units)
         mNew(b.regTile("m_new", {BM}, DType::f32)),
@@ -132,8 +135,7 @@ struct OnlineSoftmax {
     kb.convert(m, mNew);
     // ---- O[BM,D] = O * alpha + P V
     kb.mul(o, o, alpha);
-    kb.copy(p, pT);  // rounds P to Q's type for the matrix instruction
-    kb.gemm(pT, v, o);
+    kb.gemm(p, v, o);  // P rounded to V's type for the matrix instruction
   }
 
   /// O /= l (rows that saw no key give 0) and LSE = m*ln2 + ln(l) (-inf for
@@ -245,7 +247,9 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   OnlineSoftmax sm(kb, BM, BN, D, c.dtype);
   kb.load(Qs, {q0, 0}, sm.q);
   sm.init();
-  kb.forLoop(keyBegin / BN, cdiv(keyEnd, BN), 1, {.name = "kb"}, [&](Index j) {
+  // With stages >= 2, tilec-pipeline-loops loads the K and V blocks of the
+  // next steps while this one computes (past the end they read zeros).
+  kb.forLoop(keyBegin / BN, cdiv(keyEnd, BN), 1, {.numStages = c.stages, .name = "kb"}, [&](Index j) {
     Index k0 = j * BN;
     kb.load(Ks, {k0, 0}, sm.k);
     kb.load(Vs, {k0, 0}, sm.v);
@@ -442,6 +446,7 @@ Result<AttentionParams> readParams(const std::string &name, const std::vector<Ke
   c.blockM = p.integer("block_m", 16, 256);
   c.blockN = p.integer("block_n", 16, 256);
   c.waves = static_cast<int>(p.integer("waves", 1, 16));
+  c.stages = static_cast<int>(p.integer("stages", 1, 4));
   if (!p.ok())
     return p.error();
   if (auto e = applyHeads(name, h, c))
@@ -471,7 +476,9 @@ KernelInfo attentionKernelInfo() {
       {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
       {"block_m", "64", "query rows per workgroup"},
       {"block_n", "64", "keys per step of the key loop"},
-      {"waves", "4", "wavefronts per workgroup (NVIDIA targets: 8, with block_m=128 block_n=32; gfx1151: block_n=32)"},
+      {"waves", "4", "wavefronts per workgroup (gfx1151: block_n=32)"},
+      {"stages", "1", "software-pipelining depth of the key loop: 2 loads the next K and V blocks during a step "
+                      "(NVIDIA targets: 2)"},
   };
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     Result<AttentionParams> a = readParams(name, params, given);
@@ -479,16 +486,17 @@ KernelInfo attentionKernelInfo() {
       return Error{a.error()};
     return buildAttention(a->config);
   };
-  // NVIDIA: 8 warps, 128 query rows over 32 keys per step (O, S and P fit in
-  // 244 registers per thread, no local memory; 64 keys spill). On the H200,
-  // 128 rows ran 1.6-1.8x faster than 64 (half the K/V reads; docs/perf/h200).
-  // gfx1151 (wave32 WMMA): 32 keys per step as well; with 16-byte K/V loads a
-  // 64-key step takes 247-256 of its 256 VGPRs and spills with GQA.
+  // NVIDIA: FlashAttention-2's 64 x 64 blocks over 4 warps with the key loop
+  // pipelined 2 stages deep (cp.async) and P read from registers: on the H200
+  // (B4 H32 S4096 D128, docs/perf/h200/2026-12-01-attention-pipelined.json)
+  // 195/223 TFLOP/s causal/not, ahead of 128 x 64 over 8 warps (187/212) and
+  // 128 x 32 (158/179 pipelined, 123/133 not). 252 registers, no local memory.
+  // gfx1151 (wave32 WMMA): 32 keys per step; with 16-byte K/V loads a 64-key
+  // step takes 247-256 of its 256 VGPRs and spills with GQA. AMD keeps one
+  // stage: two of 64 x 64 need 88 KiB of LDS (P goes through LDS there).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     if (t.vendor == Vendor::NVIDIA) {
-      p.try_emplace("waves", "8");
-      p.try_emplace("block_m", "128");
-      p.try_emplace("block_n", "32");
+      p.try_emplace("stages", "2");
     } else if (t.waveSize == 32) {
       p.try_emplace("block_n", "32");
     }

@@ -26,9 +26,10 @@ struct AttentionConfig {
   int64_t blockM = 64;        ///< query rows per workgroup
   int64_t blockN = 64;        ///< keys per step of the key loop
   int waves = 4;              ///< wavefronts per workgroup
+  int stages = 1;             ///< software-pipelining depth of the key loop (K and V of the next blocks prefetched)
 };
 
-/// "attn_fwd_bf16_h8_kv2_d128_causal_64x64_w4".
+/// "attn_fwd_bf16_h8_kv2_d128_causal_64x64_w4" (and "_s2" with 2 stages).
 std::string attentionKernelName(const AttentionConfig &config);
 
 /// Kernel arguments, in order: Q [total_q, heads*D], K and V [total_k,

@@ -39,7 +39,7 @@ def attention_launch(r):
     """Forward attention, one workgroup per block_m query rows of one head;
     causal blocks see the keys up to their last row (block_m is a multiple of
     block_n in every configuration of plan.py)."""
-    cfg = next(c for c in plan.ATTN_CONFIGS if "%dx%d_w%d" % (c["block_m"], c["block_n"], c["waves"]) == r["config"])
+    cfg = next(c for c in plan.ATTN_CONFIGS if plan.attn_config_name(c) == r["config"])
     causal = "causal" in r["shape"]
     heads, d = plan.ATTN["heads"], plan.ATTN["head_dim"]
     seqs = plan.ATTN_VARLEN if r["shape"].startswith("attention varlen") or "varlen" in r["shape"] else \

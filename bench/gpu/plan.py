@@ -75,16 +75,26 @@ def gemm_parts(config):
 
 # ---- Attention forward: packed [total, heads * D] layout -------------------------------------
 ATTN = {"batch": 4, "heads": 32, "seq": 4096, "head_dim": 128}
-# The NVIDIA default (8 warps over 32-key steps: no local memory), and 128 query
-# rows per block (fewer K/V reads, more registers).
-ATTN_CONFIGS = [{"block_m": 64, "block_n": 32, "waves": 8}, {"block_m": 128, "block_n": 32, "waves": 8}]
+# The NVIDIA default first (FlashAttention-2's 64 x 64 blocks over 4 warps, the key
+# loop pipelined 2 stages deep: K and V of the next step copied during this one),
+# then 128 query rows over 8 warps (fewer K/V reads) over 64- and 32-key steps,
+# and the unpipelined 128 x 32 for comparison.
+ATTN_CONFIGS = [{"block_m": 64, "block_n": 64, "waves": 4, "stages": 2},
+                {"block_m": 128, "block_n": 64, "waves": 8, "stages": 2},
+                {"block_m": 128, "block_n": 32, "waves": 8, "stages": 2},
+                {"block_m": 128, "block_n": 32, "waves": 8}]
 # A ragged causal prefill batch: lengths not multiples of the blocks.
 ATTN_VARLEN = [4096, 3001, 1537, 513]
 
 
+def attn_config_name(cfg):
+    """"128x32_w8", and "_s2" when the key loop is pipelined 2 stages deep."""
+    stages = cfg.get("stages", 1)
+    return "%dx%d_w%d%s" % (cfg["block_m"], cfg["block_n"], cfg["waves"], "_s%d" % stages if stages > 1 else "")
+
+
 def attn_key(heads, causal, cfg):
-    return "attention/h%d/%s/%dx%d_w%d" % (heads, "causal" if causal else "full", cfg["block_m"], cfg["block_n"],
-                                          cfg["waves"])
+    return "attention/h%d/%s/%s" % (heads, "causal" if causal else "full", attn_config_name(cfg))
 
 
 def _attn_params(heads, causal, cfg):

@@ -122,7 +122,7 @@ class Attention(Case):
         # 4 B H S^2 D for the two products; causal does half.
         self.work = {"flop": sum(4.0 * heads * s * s * D * (0.5 if causal else 1.0) for s in lengths)}
         for cfg in configs or plan.ATTN_CONFIGS:
-            self.variant("%dx%d_w%d" % (cfg["block_m"], cfg["block_n"], cfg["waves"]),
+            self.variant(plan.attn_config_name(cfg),
                          [(plan.attn_key(heads, causal, cfg), ATTN_ARGS)])
 
 

@@ -360,7 +360,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
                                               : "tl::sched_setprio";
           sched = ", tl::Schedule<" + flags + (vmem ? ", " + std::to_string(vmem.getInt()) : "") + ">";
         }
-        line() << "tl::gemm<" << *atom << ", " << (g.getTransposeB() ? "true" : "false") << sched << ">("
+        // An A in registers (tilec-infer-layouts kept it there: its
+        // accumulator layout is the instruction's operand layout).
+        const char *fn = a.isReg() ? "tl::gemm_acc_a<" : "tl::gemm<";
+        line() << fn << *atom << ", " << (g.getTransposeB() ? "true" : "false") << sched << ">("
                << name(g.getC()) << ", " << name(g.getA()) << ", " << name(g.getB()) << ");\n";
         return success();
       })

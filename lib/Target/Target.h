@@ -103,6 +103,27 @@ struct MatrixInstr {
   int operandKRun() const { return kRun; }
 };
 
+/// Whether `use`'s A operand can be read straight from registers holding
+/// accumulators of `acc` for the same rows: lane l's A element r of the
+/// m x k block at columns k0.. is its accumulator element r % accPerLane of
+/// the n-tile k0 / n + r / accPerLane, for every lane and element (true for
+/// NVIDIA's mma.m16n8k16 after itself: two adjacent m16n8 accumulators are
+/// one A fragment; false for MFMA and WMMA, whose accumulators are
+/// transposed to their operands). Warp-level instructions only.
+inline bool accumulatorHoldsOperandA(const MatrixInstr &acc, const MatrixInstr &use) {
+  if (acc.waves != 1 || use.waves != 1 || acc.operandsInSharedMemory() || use.operandsInSharedMemory() ||
+      acc.m != use.m || use.k % acc.n || use.kPerLane != use.k / acc.n * acc.accPerLane)
+    return false;
+  const int lanes = acc.family == MatrixFamily::MFMA ? 64 : 32;
+  for (int l = 0; l < lanes; ++l)
+    for (int r = 0; r < use.kPerLane; ++r) {
+      const int e = r % acc.accPerLane, tile = r / acc.accPerLane;
+      if (acc.dRow(l, e) != use.operandMN(false, l, r) || tile * acc.n + acc.dCol(l, e) != use.operandK(false, l, r))
+        return false;
+    }
+  return true;
+}
+
 /// A target: wave size, LDS, banks, register file, matrix instructions.
 struct TargetInfo {
   std::string arch;        ///< gfx942, gfx90a, gfx1151, sm_90a

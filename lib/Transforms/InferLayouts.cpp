@@ -325,23 +325,45 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     convertRegisterOperands(f);
   }
 
+  /// Whether gemm `g` reads its A operand `a` (a register tile) in place: the
+  /// accumulator layout `a` has (of the gemm that produced it) holds, lane by
+  /// lane, the A operand of `g`'s matrix instruction (accumulatorHoldsOperandA),
+  /// and both split their rows alike over waves that each hold whole rows
+  /// (wave grids [w, 1]), so every wave finds the rows it multiplies.
+  bool readsAInPlace(tile::GemmOp g, Value a) {
+    auto it = layouts.find(a);
+    auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
+    auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
+    if (!target || it == layouts.end() || !instr || !grid)
+      return false;
+    const AccLayout &l = it->second;
+    const MatrixInstr *acc = target->findInstr(l.instr.getValue().str());
+    const MatrixInstr *use = target->findInstr(instr.getValue().str());
+    auto t = cast<tile::TileType>(a.getType());
+    return acc && use && accumulatorHoldsOperandA(*acc, *use) && l.waveGrid == grid && grid[1] == 1 &&
+           l.parentShape[0] == t.rows() && l.parentShape[1] == t.cols();
+  }
+
   /// A gemm operand in registers holds the accumulator layout of the gemm
-  /// that produced it, never the operand layout of a matrix instruction
-  /// (docs/hardware.md sections 1-2): it is converted through LDS, by a copy
-  /// into an LDS tile of its own right before the gemm (the only place a
-  /// conversion is needed).
+  /// that produced it. Where that is the operand layout of the matrix
+  /// instruction (readsAInPlace: mma.sync's P of attention), the gemm reads it
+  /// from registers; otherwise (docs/hardware.md sections 1-2) it is
+  /// converted through LDS, by a copy into an LDS tile of its own (of B's
+  /// element type: the copy rounds an f32 accumulator) right before the gemm
+  /// (the only place a conversion is needed).
   void convertRegisterOperands(func::FuncOp f) {
     f.walk([&](tile::GemmOp g) {
       for (OpOperand *operand : {&g.getAMutable(), &g.getBMutable()}) {
         Value v = operand->get();
         auto t = cast<tile::TileType>(v.getType());
-        if (!t.isReg())
+        if (!t.isReg() || (operand == &g.getAMutable() && readsAInPlace(g, v)))
           continue;
         tile::AllocOp src = allocOf(v);
         OpBuilder ab(src);
         ab.setInsertionPointAfter(src);
+        Type elem = cast<tile::TileType>(g.getB().getType()).getElementType();
         auto lds = ab.create<tile::AllocOp>(
-            src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), t.getElementType(), tile::MemorySpace::lds),
+            src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), elem, tile::MemorySpace::lds),
             ab.getStringAttr(src.displayName() + ".lds"));
         OpBuilder(g).create<tile::CopyOp>(g.getLoc(), v, lds);
         operand->set(lds);

@@ -20,6 +20,10 @@ using namespace tilec;
 
 namespace {
 
+/// The type the matrix instruction multiplies: B's (A is the same, or an f32
+/// accumulator rounded to it).
+Type operandElementType(tile::GemmOp g) { return cast<tile::TileType>(g.getB().getType()).getElementType(); }
+
 struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixInstr> {
   using TilecSelectMatrixInstrBase::TilecSelectMatrixInstrBase;
 
@@ -86,7 +90,7 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
       bool rows = llvm::any_of(hasRowVector, [&, l = leader](Value v) { return leaderOf(v) == l; });
       if (gemms.size() < 2 && !rows)
         continue;
-      std::optional<ElemType> et = toElemType(cast<tile::TileType>(gemms[0].getA().getType()).getElementType());
+      std::optional<ElemType> et = toElemType(operandElementType(gemms[0]));
       if (!et)
         continue;
       struct Candidate {
@@ -106,7 +110,7 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
           for (tile::GemmOp g : gemms) {
             auto a = cast<tile::TileType>(g.getA().getType());
             auto c = cast<tile::TileType>(g.getC().getType());
-            if (toElemType(a.getElementType()) != et || a.cols() % instrs[i]->k ||
+            if (toElemType(operandElementType(g)) != et || a.cols() % instrs[i]->k ||
                 c.rows() % (int64_t(wm) * instrs[i]->m) || c.cols() % (int64_t(wn) * instrs[i]->n)) {
               fits = false;
               break;
@@ -138,8 +142,8 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     auto a = cast<tile::TileType>(g.getA().getType());
     auto c = cast<tile::TileType>(g.getC().getType());
     std::optional<ElemType> et = toElemType(a.getElementType());
-    if (!et)
-      return std::nullopt;
+    if (!et || a.isReg())
+      return std::nullopt;  // (an A in registers is read by warp-level instructions)
     std::vector<const MatrixInstr *> instrs = target.warpgroupInstrsFor(*et);
     if (instrs.empty() || waves % instrs.front()->waves)
       return std::nullopt;
@@ -163,7 +167,7 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
   LogicalResult select(tile::GemmOp g, const TargetInfo &target, int waves) {
     auto a = cast<tile::TileType>(g.getA().getType());
     auto c = cast<tile::TileType>(g.getC().getType());
-    std::optional<ElemType> et = toElemType(a.getElementType());
+    std::optional<ElemType> et = toElemType(operandElementType(g));
     std::vector<const MatrixInstr *> instrs;
     if (et)
       instrs = target.instrsFor(*et);

@@ -413,7 +413,9 @@ public:
   //--- Compute --------------------------------------------------------------
 
   /// C[M,N] += A[M,K] @ B[K,N] (B given as [N,K] with transposeB); A and B share
-  /// an element type; C is an f32 register tile.
+  /// an element type, or A is an f32 register tile (an earlier gemm's
+  /// accumulator, e.g. attention's P) rounded to B's bf16/f16; C is an f32
+  /// register tile.
   void gemm(const Tile &a, const Tile &b, const Tile &c, GemmOptions options = {},
             SourceLoc loc = {}) {
     detail::State &s = *state_;
@@ -433,8 +435,13 @@ public:
     int64_t n = tr ? tb->shape[0] : tb->shape[1];
     if (k != kb || tc->shape[0] != ta->shape[0] || tc->shape[1] != n)
       return s.report(op, "shape mismatch: " + operandsStr);
-    if (ta->dtype != tb->dtype)
-      return s.report(op, "A and B element types differ: A " + ta->str() + ", B " + tb->str());
+    // An f32 register A (an accumulator) is rounded to B's 16-bit float type:
+    // kept in registers where its layout is the operand's, else through LDS.
+    const bool accumulatorA = ta->space == Space::reg && ta->dtype == DType::f32 &&
+                              (tb->dtype == DType::bf16 || tb->dtype == DType::f16);
+    if (ta->dtype != tb->dtype && !accumulatorA)
+      return s.report(op, "A and B element types differ: A " + ta->str() + ", B " + tb->str() +
+                              " (only an f32 register A may feed a bf16 or f16 B)");
     if (tc->space != Space::reg || tc->dtype != DType::f32)
       return s.report(op, "accumulator C must be an f32 register tile, got " + tc->str());
     // tilec-select-matrix-instr reads matrix_scope (absent: the compiler's choice).

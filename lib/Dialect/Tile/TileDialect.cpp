@@ -283,9 +283,13 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "shape mismatch: A " << shapeStr(a) << " * B" << (getTransposeB() ? "^T " : " ")
                          << shapeStr(b) << " does not give C " << shapeStr(c) << " (M=" << m
                          << ", K=" << k << " vs K=" << kb << ", N=" << n << ")";
-  if (a.getElementType() != b.getElementType())
+  // A may be an f32 register tile (an accumulator of an earlier gemm), rounded
+  // to B's 16-bit type for the matrix instruction.
+  const bool accumulatorA = a.isReg() && a.getElementType().isF32() && b.getElementType().getIntOrFloatBitWidth() == 16 &&
+                            isa<FloatType>(b.getElementType());
+  if (a.getElementType() != b.getElementType() && !accumulatorA)
     return emitOpError() << "A and B element types differ: " << a.getElementType() << " vs "
-                         << b.getElementType();
+                         << b.getElementType() << " (only an f32 register A may feed a 16-bit float B)";
   if (!c.getElementType().isF32())
     return emitOpError() << "accumulator C must be f32, got " << shapeStr(c);
   return success();

@@ -234,8 +234,9 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
   let summary = "accumulating matrix product on tiles: C += A * B";
   let description = [{
     `tile.gemm %a, %b, %c : !tile.tile<MxKxT, lds>, !tile.tile<KxNxT, lds>, !tile.tile<MxNxf32, reg>`.
-    With `transpose_b`, B is given as N x K. A and B share an element type; C
-    is an f32 register tile. Target passes choose the matrix instruction
+    With `transpose_b`, B is given as N x K. A and B share an element type,
+    or A is an f32 register tile rounded to B's 16-bit float type (P of
+    attention, the accumulator of an earlier gemm); C is an f32 register tile. Target passes choose the matrix instruction
     (`instr`) and how C is split over the workgroup's waves (`wave_grid`).
   }];
   let arguments = (ins Tile_AnyTile:$a, Tile_AnyTile:$b, Tile_RegTile:$c, UnitAttr:$transpose_b);

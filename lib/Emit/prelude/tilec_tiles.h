@@ -1381,6 +1381,60 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
     hw::s_setprio<0>();
 }
 
+#ifdef TL_HW_HAS_MMA_SYNC
+/// C += A * B with A an accumulator tile in registers (f32, rounded to B's
+/// element type as a copy into LDS would round it), for mma.sync: lane l's A
+/// element r of the 16 x 16 block at k0 is its accumulator element r % E of
+/// the n-tile k0 / 8 + r / E (two adjacent m16n8 accumulators are one A
+/// fragment). tilec-infer-layouts emits this only where that holds
+/// (accumulatorHoldsOperandA) and A and C split their rows alike over waves
+/// holding whole rows.
+template <class Atom, bool TransposeB, class Sched = Schedule<>, class A, class P, class LB>
+TL_INLINE void gemm_acc_a(A &c, const P &a, const LB &b) {
+  using T = typename LB::elem;
+  constexpr int E = P::E, KT = P::cols;
+  static_assert(gathers_operands<Atom> && sizeof(T) == 2, "registers feed mma.sync's 16-bit A operand");
+  static_assert(P::rows == A::rows && P::wm == A::wm && P::wn == 1 && A::wn == 1 && P::atom::M == Atom::M &&
+                    Atom::K == 2 * P::atom::N && Atom::KPerLane == 2 * E,
+                "A's accumulator layout is the operand layout of C's rows");
+  const int l = A::lane();
+  TL_UNROLL
+  for (int k0 = 0; k0 < KT; k0 += Atom::K) {
+    typename Atom::a_t af[A::TM];
+    TL_UNROLL
+    for (int i = 0; i < A::TM; ++i) {
+      unsigned w[Atom::KPerLane / 2];
+      TL_UNROLL
+      for (int q = 0; q < Atom::KPerLane / 2; ++q) {
+        const int r = 2 * q, tn = k0 / P::atom::N + r / E;
+        const unsigned lo = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][r % E]));
+        const unsigned hi = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][(r + 1) % E]));
+        w[q] = lo | hi << 16;
+      }
+      af[i] = __builtin_bit_cast(typename Atom::a_t, w);
+    }
+    typename Atom::b_t bfr[A::TN];
+    if constexpr (Atom::template ldmatrix_ok<LB> && A::TN % 2 == 0) {
+      TL_UNROLL
+      for (int j = 0; j < A::TN; j += 2) {
+        const uint4_t r = Atom::template read_b2<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+        bfr[j] = typename Atom::b_t{r[0], r[1]};
+        bfr[j + 1] = typename Atom::b_t{r[2], r[3]};
+      }
+    } else {
+      TL_UNROLL
+      for (int j = 0; j < A::TN; ++j)
+        bfr[j] = Atom::template read_b<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+    }
+    TL_UNROLL
+    for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
+      for (int j = 0; j < A::TN; ++j)
+        c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+  }
+}
+#endif
+
 /// Writes an accumulator tile to the window of `g` at (r0, c0), converting to
 /// g's element type; elements outside g are dropped.
 ///

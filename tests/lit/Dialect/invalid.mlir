@@ -8,6 +8,15 @@ func.func @gemm_shapes(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<64x128xb
 
 // -----
 
+// An f32 A is an accumulator rounded to B's 16-bit type: only from registers.
+func.func @gemm_f32_a_in_lds(%a: !tile.tile<32x32xf32, lds>, %b: !tile.tile<32x32xbf16, lds>, %c: !tile.tile<32x32xf32, reg>) {
+  // expected-error @+1 {{A and B element types differ: 'f32' vs 'bf16' (only an f32 register A may feed a 16-bit float B)}}
+  tile.gemm %a, %b, %c : !tile.tile<32x32xf32, lds>, !tile.tile<32x32xbf16, lds>, !tile.tile<32x32xf32, reg>
+  return
+}
+
+// -----
+
 func.func @gemm_acc_type(%a: !tile.tile<32x32xbf16, lds>, %b: !tile.tile<32x32xbf16, lds>, %c: !tile.tile<32x32xbf16, reg>) {
   // expected-error @+1 {{accumulator C must be f32, got 32x32xbf16 (reg)}}
   tile.gemm %a, %b, %c : !tile.tile<32x32xbf16, lds>, !tile.tile<32x32xbf16, lds>, !tile.tile<32x32xbf16, reg>

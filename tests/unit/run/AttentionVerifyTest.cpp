@@ -38,6 +38,12 @@ const Case kCases[] = {
     {"SlidingWindowCausal", {{"seq_q", "200"}, {"causal", "1"}, {"window", "37"}, {"kv_heads", "2"}, {"head_dim", "64"}}},
     {"CausalMoreQueriesThanKeys", {{"seq_q", "130"}, {"seq_k", "47"}, {"causal", "1"}, {"head_dim", "64"}}},
     {"ScaleParameterF16", {{"seq_q", "66"}, {"scale", "0.3"}, {"dtype", "f16"}, {"causal", "1"}}},
+    // The key loop pipelined 2 stages deep (NVIDIA: cp.async into the other
+    // buffer; AMD: prefetch through registers), ragged so that the last step
+    // prefetches past the sequence (zeros, never read as keys).
+    {"PipelinedKeys32VarlenCausalGqa2",
+     {{"batch", "3"}, {"varlen", "1"}, {"seq_q", "130"}, {"causal", "1"}, {"kv_heads", "2"}, {"block_n", "32"},
+      {"stages", "2"}}},
 };
 
 RunOptions emulatorOn(const std::string &arch) { return runcheck::emulatorOn(arch, 7); }
@@ -62,6 +68,14 @@ INSTANTIATE_TEST_SUITE_P(Emulator, AttentionVerify, overTargets(kCases), caseNam
 // causal key blocks skipped by the loop bounds).
 TEST(AttentionVerifyLong, Seq1024CausalGqa) {
   expectVerified({{"seq_q", "1024"}, {"causal", "1"}, {"kv_heads", "2"}}, "gfx942");
+}
+
+// NVIDIA's other candidate shape: 128 query rows over 8 warps, 64-key steps,
+// pipelined, P read from registers by mma.sync.
+TEST(AttentionVerifyNvidia, Pipelined128x64W8Varlen) {
+  expectVerified({{"batch", "3"}, {"varlen", "1"}, {"seq_q", "200"}, {"causal", "1"}, {"kv_heads", "2"},
+                  {"block_m", "128"}, {"block_n", "64"}, {"waves", "8"}, {"stages", "2"}},
+                 "sm_90a");
 }
 
 // The check can fail: a non-causal kernel against the causal reference must
