@@ -56,10 +56,10 @@ struct HeadParams {
 /// applyHeads() validates them together.
 static HeadParams readHeads(ParamReader &p) {
   HeadParams h;
-  h.heads = p.integer("heads", 1, 256);
-  h.kvHeads = p.integer("kv_heads", 1, 256);
-  h.headDim = std::stoll(p.choice("head_dim", {"64", "128"}));
-  h.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
+  h.heads = p.integer("heads");
+  h.kvHeads = p.integer("kv_heads");
+  h.headDim = std::stoll(p.choice("head_dim"));
+  h.dtype = p.dtype("dtype");
   h.scale = p.raw("scale") == "auto" ? 0 : p.real("scale");
   return h;
 }
@@ -433,20 +433,19 @@ struct AttentionParams {
 Result<AttentionParams> readParams(const std::string &name, const std::vector<KernelParam> &params,
                                    const KernelParams &given) {
   ParamReader p(name, params, given);
-  constexpr int64_t kMaxSeq = int64_t(1) << 20;
   AttentionParams a;
   AttentionConfig &c = a.config;
-  a.batch = p.integer("batch", 1, 4096);
+  a.batch = p.integer("batch");
   HeadParams h = readHeads(p);
-  a.seqQ = p.integer("seq_q", 1, kMaxSeq);
-  a.seqK = p.raw("seq_k") == "seq_q" ? a.seqQ : p.integer("seq_k", 1, kMaxSeq);
-  c.causal = p.integer("causal", 0, 1) == 1;
-  c.window = p.integer("window", 0, kMaxSeq);
-  a.varlen = p.integer("varlen", 0, 1) == 1;
-  c.blockM = p.integer("block_m", 16, 256);
-  c.blockN = p.integer("block_n", 16, 256);
-  c.waves = static_cast<int>(p.integer("waves", 1, 16));
-  c.stages = static_cast<int>(p.integer("stages", 1, 4));
+  a.seqQ = p.integer("seq_q");
+  a.seqK = p.raw("seq_k") == "seq_q" ? a.seqQ : p.integer("seq_k");
+  c.causal = p.integer("causal") == 1;
+  c.window = p.integer("window");
+  a.varlen = p.integer("varlen") == 1;
+  c.blockM = p.integer("block_m");
+  c.blockN = p.integer("block_n");
+  c.waves = static_cast<int>(p.integer("waves"));
+  c.stages = static_cast<int>(p.integer("stages"));
   if (!p.ok())
     return p.error();
   if (auto e = applyHeads(name, h, c))
@@ -463,22 +462,27 @@ KernelInfo attentionKernelInfo() {
   info.summary = "FlashAttention-2 forward: O = softmax(Q K^T * scale) V and LSE over a packed varlen batch; "
                  "bf16/f16, causal, sliding window, GQA/MQA";
   info.params = {
-      {"batch", "1", "sequences in the batch (run-time; used by --run)"},
-      {"heads", "8", "query heads"},
-      {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)"},
-      {"seq_q", "128", "query length, the longest with varlen=1 (run-time; used by --run)"},
-      {"seq_k", "seq_q", "key length (run-time; used by --run); causal masks align to the bottom right"},
-      {"head_dim", "128", "64 | 128"},
-      {"causal", "0", "1: causal mask"},
-      {"window", "0", "sliding window: each query sees this many keys up to its own (0: off)"},
-      {"dtype", "bf16", "bf16 | f16 (Q, K, V, O; LSE is f32)"},
-      {"varlen", "0", "--run: 1 gives the sequences different lengths up to seq_q (packed, no padding)"},
-      {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
-      {"block_m", "64", "query rows per workgroup"},
-      {"block_n", "64", "keys per step of the key loop"},
-      {"waves", "4", "wavefronts per workgroup (gfx1151: block_n=32)"},
-      {"stages", "1", "software-pipelining depth of the key loop: 2 loads the next K and V blocks during a step "
-                      "(NVIDIA targets: 2)"},
+      {"batch", "1", "sequences in the batch (run-time; used by --run)", ParamSpec::integer(1, 4096)},
+      {"heads", "8", "query heads", ParamSpec::integer(1, 256)},
+      {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)", ParamSpec::integer(1, 256)},
+      {"seq_q", "128", "query length, the longest with varlen=1 (run-time; used by --run)",
+       ParamSpec::integer(1, int64_t(1) << 20)},
+      {"seq_k", "seq_q", "key length (run-time; used by --run); causal masks align to the bottom right",
+       ParamSpec::integer(1, int64_t(1) << 20, {"seq_q"})},
+      {"head_dim", "128", "64 | 128", ParamSpec::oneOf({"64", "128"})},
+      {"causal", "0", "1: causal mask", ParamSpec::integer(0, 1)},
+      {"window", "0", "sliding window: each query sees this many keys up to its own (0: off)",
+       ParamSpec::integer(0, int64_t(1) << 20)},
+      {"dtype", "bf16", "bf16 | f16 (Q, K, V, O; LSE is f32)", ParamSpec::dtype({DType::bf16, DType::f16})},
+      {"varlen", "0", "--run: 1 gives the sequences different lengths up to seq_q (packed, no padding)",
+       ParamSpec::integer(0, 1)},
+      {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))", ParamSpec::real({"auto"})},
+      {"block_m", "64", "query rows per workgroup", ParamSpec::integer(16, 256)},
+      {"block_n", "64", "keys per step of the key loop", ParamSpec::integer(16, 256)},
+      {"waves", "4", "wavefronts per workgroup (gfx1151: block_n=32)", ParamSpec::integer(1, 16)},
+      {"stages", "1",
+       "software-pipelining depth of the key loop: 2 loads the next K and V blocks during a step (NVIDIA targets: 2)",
+       ParamSpec::integer(1, 4)},
   };
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     Result<AttentionParams> a = readParams(name, params, given);
@@ -831,12 +835,14 @@ KernelInfo attentionBwdKernelInfo() {
                  "deterministic (no atomics); --run launches fwd, dq, dkdv";
   for (KernelParam &p : info.params) {
     if (p.name == "block_m")
-      p = {"block_m", "32", "query rows per block of dq and dkdv"};
+      p = {"block_m", "32", "query rows per block of dq and dkdv", p.spec};
     else if (p.name == "block_n")  // 32: dkdv's dK and dV accumulators fit gfx1151's registers
-      p = {"block_n", "32", "keys per block of dq and dkdv"};
+      p = {"block_n", "32", "keys per block of dq and dkdv", p.spec};
   }
-  info.params.push_back({"part", "dq", "the kernel to compile: fwd (the forward, for O and LSE) | dq | dkdv"});
-  info.params.push_back({"fwd_block_n", "64", "keys per step of the forward that computes O and LSE (NVIDIA targets: 32)"});
+  info.params.push_back({"part", "dq", "the kernel to compile: fwd (the forward, for O and LSE) | dq | dkdv",
+                         ParamSpec::oneOf({"fwd", "dq", "dkdv"})});
+  info.params.push_back({"fwd_block_n", "64", "keys per step of the forward that computes O and LSE (NVIDIA targets: 32)",
+                         ParamSpec::oneOf({"32", "64"})});
   // NVIDIA: 8 warps (dK and dV of a 32-key block in 4 warps spill), and the
   // forward over 32-key steps (64 spill).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
@@ -846,13 +852,13 @@ KernelInfo attentionBwdKernelInfo() {
     p.try_emplace("fwd_block_n", "32");
   };
   auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<std::pair<AttentionBwdConfig, AttentionParams>> {
+    ParamReader own(name, params, given);  // part and fwd_block_n are the backward's own
+    const std::string part = own.choice("part"), fwdBlockN = own.choice("fwd_block_n");
+    if (!own.ok())
+      return own.error();
     KernelParams rest = given;
-    std::string part = rest.count("part") ? rest["part"] : "dq";
     rest.erase("part");
-    const std::string fwdBlockN = rest.count("fwd_block_n") ? rest["fwd_block_n"] : "64";
     rest.erase("fwd_block_n");
-    if (fwdBlockN != "32" && fwdBlockN != "64")
-      return Error{"kernel '" + name + "': parameter 'fwd_block_n' must be one of 32, 64, got '" + fwdBlockN + "'"};
     std::vector<KernelParam> attnParams;
     for (const KernelParam &p : params)
       if (p.name != "part" && p.name != "fwd_block_n")
@@ -870,10 +876,8 @@ KernelInfo attentionBwdKernelInfo() {
       b.part = AttentionBwdConfig::Part::Forward;
     else if (part == "dq")
       b.part = AttentionBwdConfig::Part::DQ;
-    else if (part == "dkdv")
-      b.part = AttentionBwdConfig::Part::DKDV;
     else
-      return Error{"kernel '" + name + "': parameter 'part' must be one of fwd, dq, dkdv, got '" + part + "'"};
+      b.part = AttentionBwdConfig::Part::DKDV;
     return std::pair{b, *a};
   };
   info.build = [read](const KernelParams &given) -> Result<Kernel> {
@@ -1120,20 +1124,21 @@ KernelInfo pagedDecodeKernelInfo() {
   info.summary = "attention decode over a paged KV cache [blocks, block_size, kv_heads, D] through a block table; "
                  "GQA heads share each K/V block read";
   info.params = {
-      {"batch", "4", "sequences (run-time; used by --run)"},
-      {"heads", "8", "query heads"},
-      {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)"},
+      {"batch", "4", "sequences (run-time; used by --run)", ParamSpec::integer(1, 1024)},
+      {"heads", "8", "query heads", ParamSpec::integer(1, 256)},
+      {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)", ParamSpec::integer(1, 256)},
       {"seq_k", "300", "the longest context length; --run gives the sequences different lengths up to it "
-                       "and a shuffled block table (run-time)"},
-      {"head_dim", "128", "64 | 128"},
-      {"block_size", "16", "tokens per KV-cache block: 16 | 32"},
-      {"q_per_seq", "1", "new query tokens per sequence (causal among them)"},
-      {"dtype", "bf16", "bf16 | f16 (Q, KV cache, O; LSE is f32)"},
-      {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))"},
-      {"waves", "1", "wavefronts per workgroup (wave32 targets with block_size=32: 2)"},
+                       "and a shuffled block table (run-time)", ParamSpec::integer(1, int64_t(1) << 17)},
+      {"head_dim", "128", "64 | 128", ParamSpec::oneOf({"64", "128"})},
+      {"block_size", "16", "tokens per KV-cache block: 16 | 32", ParamSpec::oneOf({"16", "32"})},
+      {"q_per_seq", "1", "new query tokens per sequence (causal among them)", ParamSpec::integer(1, 8)},
+      {"dtype", "bf16", "bf16 | f16 (Q, KV cache, O; LSE is f32)", ParamSpec::dtype({DType::bf16, DType::f16})},
+      {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))", ParamSpec::real({"auto"})},
+      {"waves", "1", "wavefronts per workgroup (wave32 targets with block_size=32: 2)", ParamSpec::integer(1, 16)},
       {"splits", "1", "split-KV: workgroups per (token, kv head), each over a share of the blocks, then a "
-                      "combine kernel (1: none)"},
-      {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)"},
+                      "combine kernel (1: none)", ParamSpec::integer(1, 64)},
+      {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)",
+       ParamSpec::oneOf({"attend", "combine"})},
   };
   struct Read {
     PagedDecodeConfig config;
@@ -1145,15 +1150,15 @@ KernelInfo pagedDecodeKernelInfo() {
     Read r;
     PagedDecodeConfig &c = r.config;
     // --run builds the whole block table on the host: at most 1024 x 8192 blocks.
-    r.batch = p.integer("batch", 1, 1024);
+    r.batch = p.integer("batch");
     HeadParams h = readHeads(p);
-    r.seqK = p.integer("seq_k", 1, int64_t(1) << 17);
-    c.blockSize = std::stoll(p.choice("block_size", {"16", "32"}));
-    c.qPerSeq = p.integer("q_per_seq", 1, 8);
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
-    c.splits = p.integer("splits", 1, 64);
-    c.part = p.choice("part", {"attend", "combine"}) == "combine" ? PagedDecodeConfig::Part::Combine
-                                                                  : PagedDecodeConfig::Part::Attend;
+    r.seqK = p.integer("seq_k");
+    c.blockSize = std::stoll(p.choice("block_size"));
+    c.qPerSeq = p.integer("q_per_seq");
+    c.waves = static_cast<int>(p.integer("waves"));
+    c.splits = p.integer("splits");
+    c.part = p.choice("part") == "combine" ? PagedDecodeConfig::Part::Combine
+                                           : PagedDecodeConfig::Part::Attend;
     if (!p.ok())
       return Error{p.error()};
     if (c.part == PagedDecodeConfig::Part::Combine && c.splits == 1)

@@ -239,31 +239,46 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
 }
 
 namespace {
+/// Sizes, leading dimensions and batch strides are i32 kernel arguments.
+constexpr int64_t kGemmMaxSize = (int64_t(1) << 31) - 1;
+
 /// The strides of `-p lda ... batch_stride_c` and whether they select the
-/// strided kernel (`-p strided`): any of them not tight, or strided=1.
-/// Bad values are `p`'s errors; strided=0 with strides that are not tight
-/// is returned as an error.
+/// strided kernel (`-p strided`): any of them not tight, or strided=1. The
+/// schema checked each value alone; a leading dimension below its operand's
+/// inner extent and strided=0 with strides that are not tight are the errors
+/// returned here.
 Result<std::pair<GemmStrides, bool>> readGemmStrides(ParamReader &p, int64_t M, int64_t N, int64_t K,
                                                      bool transA, bool transB) {
-  constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // i32 kernel arguments
+  if (!p.ok())
+    return p.error();
   GemmStrides s;
   bool any = false;
-  auto optional = [&](const char *name, int64_t min, int64_t tight) {
+  std::string error;
+  auto optional = [&](const char *name, int64_t tight) {
     if (p.raw(name) == "tight")
       return tight;
     any = true;
-    return p.integer(name, min, kMax);
+    return p.integer(name);
   };
-  const int64_t innerA = transA ? M : K, innerB = transB ? K : N;
-  s.lda = optional("lda", innerA, 0);
-  s.ldb = optional("ldb", innerB, 0);
-  s.ldc = optional("ldc", N, 0);
-  s.batch = p.integer("batch", 1, kMax);
+  // A leading dimension is at least the inner extent it pitches.
+  auto leading = [&](const char *name, int64_t inner) {
+    const int64_t ld = optional(name, 0);
+    if (ld != 0 && ld < inner && error.empty())
+      error = "kernel 'gemm': parameter '" + std::string(name) + "' " +
+              ParamSpec::integer(inner, kGemmMaxSize).check(p.raw(name));
+    return ld;
+  };
+  s.lda = leading("lda", transA ? M : K);
+  s.ldb = leading("ldb", transB ? K : N);
+  s.ldc = leading("ldc", N);
+  s.batch = p.integer("batch");
   any = any || s.batch > 1;
-  s.batchStrideA = optional("batch_stride_a", 0, GemmStrides::tight);
-  s.batchStrideB = optional("batch_stride_b", 0, GemmStrides::tight);
-  s.batchStrideC = optional("batch_stride_c", 0, GemmStrides::tight);
-  const int64_t mode = p.raw("strided") == "auto" ? -1 : p.integer("strided", 0, 1);
+  s.batchStrideA = optional("batch_stride_a", GemmStrides::tight);
+  s.batchStrideB = optional("batch_stride_b", GemmStrides::tight);
+  s.batchStrideC = optional("batch_stride_c", GemmStrides::tight);
+  if (!error.empty())
+    return Error{error};
+  const int64_t mode = p.raw("strided") == "auto" ? -1 : p.integer("strided");
   if (mode == 0 && any)
     return Error{"kernel 'gemm': strided=0, but lda, ldb, ldc, batch or a batch stride is not tight"};
   return std::pair{s, mode == 1 || any};
@@ -271,97 +286,114 @@ Result<std::pair<GemmStrides, bool>> readGemmStrides(ParamReader &p, int64_t M, 
 } // namespace
 
 KernelInfo gemmKernelInfo() {
+  constexpr int64_t kMaxSize = kGemmMaxSize, kMaxBlock = 512;
   KernelInfo info;
   info.name = "gemm";
   info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B bf16/f16/fp8/bf8, each row-major or transposed, f32 accumulation, "
                  "C f32/bf16";
   info.params = {
-      {"M", "4096", "rows of A and C (run-time size; used by --run)"},
-      {"N", "4096", "columns of B and C (run-time size)"},
-      {"K", "4096", "columns of A, rows of B (run-time size)"},
+      {"M", "4096", "rows of A and C (run-time size; used by --run)", ParamSpec::integer(1, kMaxSize)},
+      {"N", "4096", "columns of B and C (run-time size)", ParamSpec::integer(1, kMaxSize)},
+      {"K", "4096", "columns of A, rows of B (run-time size)", ParamSpec::integer(1, kMaxSize)},
       {"dtype", "bf16",
        "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) (fp8/bf8: gfx942; "
-       "C = scale_a*scale_b*(A@B))"},
-      {"out", "f32", "element type of C: f32 | bf16"},
+       "C = scale_a*scale_b*(A@B))",
+       ParamSpec::dtype({DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz})},
+      {"out", "f32", "element type of C: f32 | bf16", ParamSpec::dtype({DType::f32, DType::bf16})},
       {"layout", "nn",
        "storage of A and B (A's letter first): n row-major as written (A [M,K], B [K,N]), t transposed (A stored "
        "[K,M], B stored [N,K]: nn.Linear's weight, x @ W^T is nt). The kernel assumes the powers of two dividing "
-       "each operand's inner extent, up to 16 bytes"},
+       "each operand's inner extent, up to 16 bytes", ParamSpec::oneOf({"nn", "nt", "tn", "tt"})},
       {"lda", "tight",
        "leading dimension of A in elements (>= its inner extent: the row pitch of a padded or sliced operand; "
-       "tight: the inner extent). Not tight selects the strided kernel (run-time value; used by --run)"},
-      {"ldb", "tight", "leading dimension of B in elements (as lda)"},
-      {"ldc", "tight", "leading dimension of C in elements (as lda; C's padding is not written)"},
-      {"batch", "1", "matrices in the batch, C[b] = A[b] @ B[b] (> 1 selects the strided kernel; used by --run)"},
+       "tight: the inner extent). Not tight selects the strided kernel (run-time value; used by --run)",
+       ParamSpec::integer(1, kMaxSize, {"tight"})},
+      {"ldb", "tight", "leading dimension of B in elements (as lda)", ParamSpec::integer(1, kMaxSize, {"tight"})},
+      {"ldc", "tight", "leading dimension of C in elements (as lda; C's padding is not written)",
+       ParamSpec::integer(1, kMaxSize, {"tight"})},
+      {"batch", "1", "matrices in the batch, C[b] = A[b] @ B[b] (> 1 selects the strided kernel; used by --run)",
+       ParamSpec::integer(1, kMaxSize)},
       {"batch_stride_a", "tight",
        "rows of A's buffer from one matrix of the batch to the next (0: one A for the whole batch; tight: one "
-       "matrix's rows). Not tight selects the strided kernel"},
-      {"batch_stride_b", "tight", "as batch_stride_a, for B (0: one weight for the whole batch)"},
-      {"batch_stride_c", "tight", "as batch_stride_a, for C (at least M: the batch's outputs must not overlap)"},
+       "matrix's rows). Not tight selects the strided kernel",
+       ParamSpec::integer(0, kMaxSize, {"tight"})},
+      {"batch_stride_b", "tight", "as batch_stride_a, for B (0: one weight for the whole batch)",
+       ParamSpec::integer(0, kMaxSize, {"tight"})},
+      {"batch_stride_c", "tight", "as batch_stride_a, for C (at least M: the batch's outputs must not overlap)",
+       ParamSpec::integer(0, kMaxSize, {"tight"})},
       {"strided", "auto",
        "auto (strided where lda, ldb, ldc, batch or a batch stride is not tight) | 1: the kernel that takes the "
-       "buffers [rows, ld] and the i32 arguments M, N, K, batch, batch_stride_a/b/c after C (and the scales) | 0"},
-      {"scale_a", "1", "dtype=fp8|bf8: per-tensor scale of A (a kernel argument; used by --run)"},
-      {"scale_b", "1", "dtype=fp8|bf8: per-tensor scale of B (a kernel argument; used by --run)"},
-      {"block_m", "128", "rows of C per workgroup"},
-      {"block_n", "128", "columns of C per workgroup"},
-      {"block_k", "32", "depth of one k step"},
-      {"waves", "4", "wavefronts per workgroup (1..16; NVIDIA targets: 8, with block_k=64 stages=3 group_m=8; stages=1 where rows are not 4-byte aligned)"},
-      {"stages", "2", "software-pipelining depth of the k loop (1..8)"},
-      {"group_m", "1", "tile order: groups of this many tile rows share L2 (1: grid order)"},
-      {"xcds", "1", "tile order: chiplets workgroups are dispatched over round-robin (gfx942: 8; 1: off)"},
-      {"lds_layout", "auto", "LDS layout of the A/B tiles: auto (the compiler's) | naive (row-major)"},
+       "buffers [rows, ld] and the i32 arguments M, N, K, batch, batch_stride_a/b/c after C (and the scales) | 0",
+       ParamSpec::integer(0, 1, {"auto"})},
+      {"scale_a", "1", "dtype=fp8|bf8: per-tensor scale of A (a kernel argument; used by --run)", ParamSpec::real()},
+      {"scale_b", "1", "dtype=fp8|bf8: per-tensor scale of B (a kernel argument; used by --run)", ParamSpec::real()},
+      {"block_m", "128", "rows of C per workgroup", ParamSpec::integer(1, kMaxBlock)},
+      {"block_n", "128", "columns of C per workgroup", ParamSpec::integer(1, kMaxBlock)},
+      {"block_k", "32", "depth of one k step", ParamSpec::integer(1, kMaxBlock)},
+      {"waves", "4",
+       "wavefronts per workgroup (1..16; NVIDIA targets: 8, with block_k=64 stages=3 group_m=8; stages=1 where rows "
+       "are not 4-byte aligned)",
+       ParamSpec::integer(1, 16)},
+      {"stages", "2", "software-pipelining depth of the k loop (1..8)", ParamSpec::integer(1, 8)},
+      {"group_m", "1", "tile order: groups of this many tile rows share L2 (1: grid order)", ParamSpec::integer(1, 64)},
+      {"xcds", "1", "tile order: chiplets workgroups are dispatched over round-robin (gfx942: 8; 1: off)",
+       ParamSpec::integer(1, 64)},
+      {"lds_layout", "auto", "LDS layout of the A/B tiles: auto (the compiler's) | naive (row-major)",
+       ParamSpec::oneOf({"auto", "naive"})},
       {"instr", "auto",
        "matrix instructions: auto (the compiler's: sm_90a wgmma where the tile allows) | mma (wave-level: "
-       "mma.sync, MFMA, WMMA) | wgmma (sm_90a warpgroup wgmma, an error where the tile does not allow it)"},
+       "mma.sync, MFMA, WMMA) | wgmma (sm_90a warpgroup wgmma, an error where the tile does not allow it)",
+       ParamSpec::oneOf({"auto", "mma", "wgmma"})},
       {"split_k", "1",
        "split-K for skinny problems (M <= 64): split_k workgroups per C tile each sum a share of the k steps into "
        "f32 partials [split_k*M, N], which a second kernel (part=reduce) sums in a fixed order (deterministic); "
-       "--run launches both"},
-      {"part", "partial", "split_k > 1: the kernel to compile: partial (A, B -> partials) | reduce (partials -> C)"},
+       "--run launches both", ParamSpec::integer(1, 64)},
+      {"part", "partial", "split_k > 1: the kernel to compile: partial (A, B -> partials) | reduce (partials -> C)",
+       ParamSpec::oneOf({"partial", "reduce"})},
       {"b_lds", "nk",
        "B's LDS tile: nk (k contiguous; B of layout n is transposed on the way in) | kn (n contiguous; B of layout t "
-       "is transposed on the way in). NVIDIA and WMMA (gfx1151) targets: as B is stored"},
+       "is transposed on the way in). NVIDIA and WMMA (gfx1151) targets: as B is stored",
+       ParamSpec::oneOf({"nk", "kn"})},
       {"schedule", "none",
        "wavefront schedule of the k loop: none | interleave | setprio | interleave+setprio | pingpong | "
-       "pingpong+interleave+setprio (pingpong: even waves, stages >= 3)"},
+       "pingpong+interleave+setprio (pingpong: even waves, stages >= 3)",
+       ParamSpec::oneOf({"none", "interleave", "setprio", "interleave+setprio", "pingpong",
+                         "pingpong+interleave+setprio"})},
   };
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     ParamReader p(name, params, given);
-    constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1, kMaxBlock = 512;  // sizes are int32 kernel arguments
-    const int64_t M = p.integer("M", 1, kMaxSize);
-    const int64_t N = p.integer("N", 1, kMaxSize), K = p.integer("K", 1, kMaxSize);
+    const int64_t M = p.integer("M");
+    const int64_t N = p.integer("N"), K = p.integer("K");
     GemmConfig c;
-    const std::string layout = p.choice("layout", {"nn", "nt", "tn", "tt"});
+    const std::string layout = p.choice("layout");
     c.transA = layout[0] == 't';
     c.transB = layout[1] == 't';
-    c.bTile = p.choice("b_lds", {"nk", "kn"}) == "kn" ? GemmConfig::BTile::KN : GemmConfig::BTile::NK;
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz});
+    c.bTile = p.choice("b_lds") == "kn" ? GemmConfig::BTile::KN : GemmConfig::BTile::NK;
+    c.dtype = p.dtype("dtype");
     // The kernel is specialised on what the operands' inner extents are
     // multiples of (not on their values): 4096 and 2048 share one kernel,
     // 4095 gets another.
     c.divisibilityA = gemmDivisibility(c.transA ? M : K, c.dtype);
     c.divisibilityB = gemmDivisibility(c.transB ? K : N, c.dtype);
-    c.out = p.dtype("out", {DType::f32, DType::bf16});
+    c.out = p.dtype("out");
     const Result<std::pair<GemmStrides, bool>> strides = readGemmStrides(p, M, N, K, c.transA, c.transB);
     if (!strides)
       return Error{strides.error()};
     c.strided = strides->second;
-    c.blockM = p.integer("block_m", 1, kMaxBlock);
-    c.blockN = p.integer("block_n", 1, kMaxBlock);
-    c.blockK = p.integer("block_k", 1, kMaxBlock);
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
-    c.stages = static_cast<int>(p.integer("stages", 1, 8));
-    c.groupM = p.integer("group_m", 1, 64);
-    c.xcds = p.integer("xcds", 1, 64);
-    c.splitK = p.integer("split_k", 1, 64);
-    c.part = p.choice("part", {"partial", "reduce"}) == "reduce" ? GemmConfig::Part::Reduce : GemmConfig::Part::Partial;
-    c.ldsLayout = p.choice("lds_layout", {"auto", "naive"}) == "naive" ? GemmConfig::LdsLayoutChoice::Naive
+    c.blockM = p.integer("block_m");
+    c.blockN = p.integer("block_n");
+    c.blockK = p.integer("block_k");
+    c.waves = static_cast<int>(p.integer("waves"));
+    c.stages = static_cast<int>(p.integer("stages"));
+    c.groupM = p.integer("group_m");
+    c.xcds = p.integer("xcds");
+    c.splitK = p.integer("split_k");
+    c.part = p.choice("part") == "reduce" ? GemmConfig::Part::Reduce : GemmConfig::Part::Partial;
+    c.ldsLayout = p.choice("lds_layout") == "naive" ? GemmConfig::LdsLayoutChoice::Naive
                                                                        : GemmConfig::LdsLayoutChoice::Auto;
-    const std::string instr = p.choice("instr", {"auto", "mma", "wgmma"});
+    const std::string instr = p.choice("instr");
     c.instr = instr == "mma" ? dsl::MatrixScope::Warp : instr == "wgmma" ? dsl::MatrixScope::Warpgroup : dsl::MatrixScope::Auto;
-    const std::string sched = p.choice("schedule", {"none", "interleave", "setprio", "interleave+setprio",
-                                                    "pingpong", "pingpong+interleave+setprio"});
+    const std::string sched = p.choice("schedule");
     c.schedule.interleave = sched.find("interleave") != std::string::npos;
     c.schedule.setprio = sched.find("setprio") != std::string::npos;
     c.schedule.pingPong = sched.find("pingpong") != std::string::npos;
@@ -412,13 +444,12 @@ KernelInfo gemmKernelInfo() {
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
     ParamReader p(name, params, given);
-    constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
-    int64_t M = p.integer("M", 1, kMaxSize), N = p.integer("N", 1, kMaxSize), K = p.integer("K", 1, kMaxSize);
-    DType in = p.dtype("dtype", {DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz});
-    DType out = p.dtype("out", {DType::f32, DType::bf16});
+    int64_t M = p.integer("M"), N = p.integer("N"), K = p.integer("K");
+    DType in = p.dtype("dtype");
+    DType out = p.dtype("out");
     double scaleA = p.real("scale_a"), scaleB = p.real("scale_b");
-    const std::string layout = p.choice("layout", {"nn", "nt", "tn", "tt"});
-    const int64_t splitK = p.integer("split_k", 1, 64);
+    const std::string layout = p.choice("layout");
+    const int64_t splitK = p.integer("split_k");
     const GemmLayout l{layout[0] == 't', layout[1] == 't'};
     Result<std::pair<GemmStrides, bool>> readStrides = readGemmStrides(p, M, N, K, l.transA, l.transB);
     if (!readStrides)

@@ -186,23 +186,23 @@ KernelInfo moeGateKernelInfo() {
   info.summary = "MoE gating: softmax over the experts' logits, top-k experts per token (ties: lowest index), "
                  "optionally renormalised weights";
   info.params = {
-      {"tokens", "64", "tokens (run-time; used by --run)"},
-      {"experts", "8", "experts, 1..128"},
-      {"topk", "2", "experts per token, 1..8"},
-      {"renormalize", "1", "1: the k weights are divided by their sum"},
-      {"dtype", "bf16", "bf16 | f16 | f32 (logits)"},
-      {"waves", "4", "wavefronts per workgroup (16 tokens each)"},
+      {"tokens", "64", "tokens (run-time; used by --run)", ParamSpec::integer(1, int64_t(1) << 24)},
+      {"experts", "8", "experts, 1..128", ParamSpec::integer(1, 128)},
+      {"topk", "2", "experts per token, 1..8", ParamSpec::integer(1, 8)},
+      {"renormalize", "1", "1: the k weights are divided by their sum", ParamSpec::integer(0, 1)},
+      {"dtype", "bf16", "bf16 | f16 | f32 (logits)", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
+      {"waves", "4", "wavefronts per workgroup (16 tokens each)", ParamSpec::integer(1, 16)},
   };
   auto read = [name = info.name, params = info.params](const KernelParams &given, int64_t *tokens)
       -> Result<MoeGateConfig> {
     ParamReader p(name, params, given);
     MoeGateConfig c;
-    *tokens = p.integer("tokens", 1, int64_t(1) << 24);
-    c.experts = p.integer("experts", 1, 128);
-    c.topk = p.integer("topk", 1, 8);
-    c.renormalize = p.integer("renormalize", 0, 1) == 1;
-    c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
+    *tokens = p.integer("tokens");
+    c.experts = p.integer("experts");
+    c.topk = p.integer("topk");
+    c.renormalize = p.integer("renormalize") == 1;
+    c.dtype = p.dtype("dtype");
+    c.waves = static_cast<int>(p.integer("waves"));
     if (!p.ok())
       return p.error();
     if (c.topk > c.experts)
@@ -560,41 +560,45 @@ KernelInfo moeExpertsKernelInfo() {
   info.summary = "MoE expert GEMMs over the token alignment: gate_up (gathered rows, fused SwiGLU), down, "
                  "and the deterministic weighted combine (three kernels; --run routes on the host)";
   info.params = {
-      {"part", "gate_up", "gate_up | down | combine: the kernel --emit compiles (--run runs all three)"},
-      {"tokens", "64", "tokens (run-time; used by --run)"},
-      {"experts", "8", "experts (run-time; used by --run)"},
-      {"topk", "2", "experts per token, 1..8 (combine)"},
-      {"hidden", "128", "hidden size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
-      {"intermediate", "256", "intermediate size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
-      {"routing", "random", "--run: random | one (every token's first choice is expert experts/2)"},
-      {"dtype", "bf16", "bf16 | f16"},
-      {"block_m", "32", "sorted rows per block (the alignment's padding)"},
-      {"block_n", "64", "output columns per workgroup"},
-      {"block_k", "32", "k step"},
-      {"waves", "4", "wavefronts per workgroup"},
-      {"stages", "2", "software-pipelining depth of the gate_up and down k loops (1..4)"},
+      {"part", "gate_up", "gate_up | down | combine: the kernel --emit compiles (--run runs all three)",
+       ParamSpec::oneOf({"gate_up", "down", "combine"})},
+      {"tokens", "64", "tokens (run-time; used by --run)", ParamSpec::integer(1, int64_t(1) << 20)},
+      {"experts", "8", "experts (run-time; used by --run)", ParamSpec::integer(1, 512)},
+      {"topk", "2", "experts per token, 1..8 (combine)", ParamSpec::integer(1, 8)},
+      {"hidden", "128", "hidden size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)",
+       ParamSpec::integer(1, int64_t(1) << 16)},
+      {"intermediate", "256", "intermediate size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)",
+       ParamSpec::integer(1, int64_t(1) << 16)},
+      {"routing", "random", "--run: random | one (every token's first choice is expert experts/2)",
+       ParamSpec::oneOf({"random", "one"})},
+      {"dtype", "bf16", "bf16 | f16", ParamSpec::dtype({DType::bf16, DType::f16})},
+      {"block_m", "32", "sorted rows per block (the alignment's padding)", ParamSpec::integer(16, 256)},
+      {"block_n", "64", "output columns per workgroup", ParamSpec::integer(16, 256)},
+      {"block_k", "32", "k step", ParamSpec::integer(16, 128)},
+      {"waves", "4", "wavefronts per workgroup", ParamSpec::integer(1, 16)},
+      {"stages", "2", "software-pipelining depth of the gate_up and down k loops (1..4)", ParamSpec::integer(1, 4)},
   };
   auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<MoeExpertsProblemConfig> {
     ParamReader p(name, params, given);
     MoeExpertsProblemConfig c;
     MoeExpertsConfig &k = c.kernels;
-    std::string part = p.choice("part", {"gate_up", "down", "combine"});
+    std::string part = p.choice("part");
     k.part = part == "gate_up" ? MoeExpertsConfig::Part::GateUp
              : part == "down"  ? MoeExpertsConfig::Part::Down
                                : MoeExpertsConfig::Part::Combine;
-    c.tokens = p.integer("tokens", 1, int64_t(1) << 20);
-    c.experts = p.integer("experts", 1, 512);
-    k.topk = p.integer("topk", 1, 8);
-    c.hidden = p.integer("hidden", 1, int64_t(1) << 16);
-    c.intermediate = p.integer("intermediate", 1, int64_t(1) << 16);
-    c.routing = p.choice("routing", {"random", "one"}) == "one" ? MoeExpertsProblemConfig::Routing::OneExpert
+    c.tokens = p.integer("tokens");
+    c.experts = p.integer("experts");
+    k.topk = p.integer("topk");
+    c.hidden = p.integer("hidden");
+    c.intermediate = p.integer("intermediate");
+    c.routing = p.choice("routing") == "one" ? MoeExpertsProblemConfig::Routing::OneExpert
                                                                 : MoeExpertsProblemConfig::Routing::Random;
-    k.dtype = p.dtype("dtype", {DType::bf16, DType::f16});
-    k.blockM = p.integer("block_m", 16, 256);
-    k.blockN = p.integer("block_n", 16, 256);
-    k.blockK = p.integer("block_k", 16, 128);
-    k.waves = static_cast<int>(p.integer("waves", 1, 16));
-    k.stages = static_cast<int>(p.integer("stages", 1, 4));
+    k.dtype = p.dtype("dtype");
+    k.blockM = p.integer("block_m");
+    k.blockN = p.integer("block_n");
+    k.blockK = p.integer("block_k");
+    k.waves = static_cast<int>(p.integer("waves"));
+    k.stages = static_cast<int>(p.integer("stages"));
     if (!p.ok())
       return p.error();
     k.divisibilityHidden = moeDivisibility(c.hidden, k.dtype);
@@ -795,13 +799,14 @@ KernelInfo moeAlignKernelInfo() {
   info.summary = "MoE token alignment: (token, expert) pairs sorted by expert into block-padded segments "
                  "(sorted token ids, block experts, positions, padded total)";
   info.params = {
-      {"tokens", "64", "tokens (run-time; used by --run), at most 65536"},
-      {"experts", "8", "experts, 1..64"},
-      {"topk", "2", "experts per token (run-time; used by --run)"},
-      {"routing", "random", "--run: random | one (every token's first choice is expert experts/2)"},
-      {"block_m", "32", "the expert GEMMs' block_m: segments are padded to it"},
-      {"waves", "4", "wavefronts per workgroup"},
-      {"stages", "2", "software-pipelining depth of the expert GEMMs' k loops (1..4)"},
+      {"tokens", "64", "tokens (run-time; used by --run), at most 65536", ParamSpec::integer(1, 65536)},
+      {"experts", "8", "experts, 1..64", ParamSpec::integer(1, 64)},
+      {"topk", "2", "experts per token (run-time; used by --run)", ParamSpec::integer(1, 8)},
+      {"routing", "random", "--run: random | one (every token's first choice is expert experts/2)",
+       ParamSpec::oneOf({"random", "one"})},
+      {"block_m", "32", "the expert GEMMs' block_m: segments are padded to it", ParamSpec::integer(16, 256)},
+      {"waves", "4", "wavefronts per workgroup", ParamSpec::integer(1, 16)},
+      {"stages", "2", "software-pipelining depth of the expert GEMMs' k loops (1..4)", ParamSpec::integer(1, 4)},
   };
   struct Read {
     MoeAlignConfig config;
@@ -811,12 +816,12 @@ KernelInfo moeAlignKernelInfo() {
   auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<Read> {
     ParamReader p(name, params, given);
     Read r;
-    r.tokens = p.integer("tokens", 1, 65536);
-    r.config.experts = p.integer("experts", 1, 64);
-    r.topk = p.integer("topk", 1, 8);
-    r.one = p.choice("routing", {"random", "one"}) == "one";
-    r.config.blockM = p.integer("block_m", 16, 256);
-    r.config.waves = static_cast<int>(p.integer("waves", 1, 16));
+    r.tokens = p.integer("tokens");
+    r.config.experts = p.integer("experts");
+    r.topk = p.integer("topk");
+    r.one = p.choice("routing") == "one";
+    r.config.blockM = p.integer("block_m");
+    r.config.waves = static_cast<int>(p.integer("waves"));
     if (!p.ok())
       return p.error();
     if (r.topk > r.config.experts)
@@ -870,20 +875,26 @@ KernelInfo moeKernelInfo() {
   info.summary = "MoE layer: gate (softmax, top-k) -> token alignment -> gate_up (gathered, SwiGLU) -> down -> "
                  "combine, five kernels";
   info.params = {
-      {"part", "gate_up", "gate | align | gate_up | down | combine: the kernel --emit compiles (--run runs all five)"},
-      {"tokens", "64", "tokens (run-time; used by --run), at most 65536"},
-      {"experts", "8", "experts, 1..64"},
-      {"topk", "2", "experts per token, 1..8"},
-      {"hidden", "128", "hidden size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
-      {"intermediate", "256", "intermediate size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)"},
-      {"renormalize", "1", "1: the k weights are divided by their sum"},
-      {"routing", "random", "--run: random logits | one (expert experts/2 has the largest logit of every token)"},
-      {"dtype", "bf16", "bf16 | f16 (logits, activations, weights, output)"},
-      {"block_m", "32", "sorted rows per expert-GEMM block (the alignment's padding)"},
-      {"block_n", "64", "output columns per workgroup of the expert GEMMs and the combine"},
-      {"block_k", "32", "k step of the expert GEMMs"},
-      {"waves", "4", "wavefronts per workgroup"},
-      {"stages", "2", "software-pipelining depth of the expert GEMMs' k loops (1..4)"},
+      {"part", "gate_up", "gate | align | gate_up | down | combine: the kernel --emit compiles (--run runs all five)",
+       ParamSpec::oneOf({"gate", "align", "gate_up", "down", "combine"})},
+      {"tokens", "64", "tokens (run-time; used by --run), at most 65536", ParamSpec::integer(1, 65536)},
+      {"experts", "8", "experts, 1..64", ParamSpec::integer(1, 64)},
+      {"topk", "2", "experts per token, 1..8", ParamSpec::integer(1, 8)},
+      {"hidden", "128", "hidden size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)",
+       ParamSpec::integer(1, int64_t(1) << 16)},
+      {"intermediate", "256", "intermediate size (run-time; the expert kernels assume the powers of two dividing it, up to 16 bytes)",
+       ParamSpec::integer(1, int64_t(1) << 16)},
+      {"renormalize", "1", "1: the k weights are divided by their sum", ParamSpec::integer(0, 1)},
+      {"routing", "random", "--run: random logits | one (expert experts/2 has the largest logit of every token)",
+       ParamSpec::oneOf({"random", "one"})},
+      {"dtype", "bf16", "bf16 | f16 (logits, activations, weights, output)",
+       ParamSpec::dtype({DType::bf16, DType::f16})},
+      {"block_m", "32", "sorted rows per expert-GEMM block (the alignment's padding)", ParamSpec::integer(16, 256)},
+      {"block_n", "64", "output columns per workgroup of the expert GEMMs and the combine",
+       ParamSpec::integer(16, 256)},
+      {"block_k", "32", "k step of the expert GEMMs", ParamSpec::integer(16, 128)},
+      {"waves", "4", "wavefronts per workgroup", ParamSpec::integer(1, 16)},
+      {"stages", "2", "software-pipelining depth of the expert GEMMs' k loops (1..4)", ParamSpec::integer(1, 4)},
   };
   struct Read {
     std::string part;
@@ -896,18 +907,18 @@ KernelInfo moeKernelInfo() {
   auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<Read> {
     ParamReader p(name, params, given);
     Read r;
-    r.part = p.choice("part", {"gate", "align", "gate_up", "down", "combine"});
-    r.oneExpert = p.choice("routing", {"random", "one"}) == "one";
-    r.tokens = p.integer("tokens", 1, 65536);
-    const int64_t E = p.integer("experts", 1, 64), K = p.integer("topk", 1, 8);
-    r.hidden = p.integer("hidden", 1, int64_t(1) << 16);
-    r.intermediate = p.integer("intermediate", 1, int64_t(1) << 16);
-    const bool renorm = p.integer("renormalize", 0, 1) == 1;
-    const DType dtype = p.dtype("dtype", {DType::bf16, DType::f16});
-    const int64_t BM = p.integer("block_m", 16, 256), BN = p.integer("block_n", 16, 256),
-                  BK = p.integer("block_k", 16, 128);
-    const int waves = static_cast<int>(p.integer("waves", 1, 16));
-    const int stages = static_cast<int>(p.integer("stages", 1, 4));
+    r.part = p.choice("part");
+    r.oneExpert = p.choice("routing") == "one";
+    r.tokens = p.integer("tokens");
+    const int64_t E = p.integer("experts"), K = p.integer("topk");
+    r.hidden = p.integer("hidden");
+    r.intermediate = p.integer("intermediate");
+    const bool renorm = p.integer("renormalize") == 1;
+    const DType dtype = p.dtype("dtype");
+    const int64_t BM = p.integer("block_m"), BN = p.integer("block_n"),
+                  BK = p.integer("block_k");
+    const int waves = static_cast<int>(p.integer("waves"));
+    const int stages = static_cast<int>(p.integer("stages"));
     if (!p.ok())
       return p.error();
     if (K > E)

@@ -4,6 +4,7 @@
 #include "Registry.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,26 +17,25 @@ namespace tilec::kernels {
 /// (ParamReader does that for the kernel that reads them).
 Result<KernelParams> parseParamFlags(const std::vector<std::string> &flags);
 
-/// Parameter values for one build: the given ones over the defaults. Getters
-/// record the first bad value; error() then describes it, naming the kernel,
-/// the parameter and what is valid.
+/// Parameter values for one build: the given ones over the defaults, each
+/// checked against its declared ParamSpec when the reader is made (an unknown
+/// name or a bad value: error() describes the first, naming the kernel, the
+/// parameter and what is valid). The getters convert.
 class ParamReader {
 public:
   ParamReader(std::string kernel, const std::vector<KernelParam> &params, const KernelParams &given);
 
-  /// An integer in [min, max].
-  int64_t integer(const std::string &name, int64_t min, int64_t max);
-  /// One of `choices` (a keyword).
-  std::string choice(const std::string &name, const std::vector<std::string> &choices);
-  /// One of `choices` (e.g. the dtypes a kernel supports). "fp8" names
-  /// fp8e4m3fnuz and "bf8" fp8e5m2fnuz (gfx942's e4m3 and e5m2 formats,
-  /// docs/hardware.md section 8).
-  DType dtype(const std::string &name, const std::vector<DType> &choices);
-  /// A finite real number.
+  /// An Integer parameter.
+  int64_t integer(const std::string &name);
+  /// A Choice parameter.
+  std::string choice(const std::string &name);
+  /// A DType parameter.
+  DType dtype(const std::string &name);
+  /// A Real parameter.
   double real(const std::string &name);
 
-  /// The value as given (or its default), unchecked: for parameters that take
-  /// a keyword as well as a number (seq_k=seq_q, scale=auto).
+  /// The value as given (or its default): for parameters that take a keyword
+  /// as well as a number (seq_k=seq_q, scale=auto).
   const std::string &raw(const std::string &name);
 
   bool ok() const { return error_.empty(); }
@@ -44,7 +44,12 @@ public:
 private:
   void fail(const std::string &msg);
 
+  /// The declaration of `name`; a kernel reading an undeclared parameter, or
+  /// one of another kind, is a bug in the kernel, reported as an error.
+  const ParamSpec *spec(const std::string &name, ParamSpec::Kind kind);
+
   std::string kernel_;
+  std::map<std::string, const KernelParam *> params_;
   KernelParams values_;
   std::string error_;
 };

@@ -14,11 +14,41 @@
 
 namespace tilec::kernels {
 
-/// One `-p name=value` parameter of a shipped kernel.
+/// The values a `-p` parameter takes: its type and its range or choices.
+/// Parsing (ParamReader), the error messages, `tilec --list-kernels`, the C
+/// ABI's kernel list and docs read it; kernels declare it once, with the
+/// parameter.
+struct ParamSpec {
+  enum class Kind { Integer, Real, Choice, DType };
+  Kind kind = Kind::Choice;
+  int64_t min = 0, max = 0;  ///< Integer: the inclusive range
+  /// Choice: the keywords. Integer and Real: keywords taken instead of a
+  /// number (seq_k=seq_q, scale=auto), which the kernel interprets.
+  std::vector<std::string> keywords;
+  std::vector<DType> dtypes;  ///< DType: the element types ("fp8" and "bf8" name the fp8 formats)
+
+  static ParamSpec integer(int64_t min, int64_t max, std::vector<std::string> keywords = {});
+  static ParamSpec real(std::vector<std::string> keywords = {});
+  static ParamSpec oneOf(std::vector<std::string> choices);
+  static ParamSpec dtype(std::vector<DType> choices);
+
+  /// What a valid value is, for messages: "an integer in [1, 64]", "one of
+  /// nn, nt, tn, tt", "a finite real number or auto".
+  std::string describe() const;
+  /// Whether `value` is one of the keywords.
+  bool isKeyword(const std::string &value) const;
+  /// The error for `value` ("must be an integer in [1, 8], got '9'"), or
+  /// empty when it is valid.
+  std::string check(const std::string &value) const;
+};
+
+/// One `-p name=value` parameter of a shipped kernel, declared once: its
+/// name, default, help and the values it takes.
 struct KernelParam {
   std::string name;
   std::string defaultValue;
   std::string help;
+  ParamSpec spec;
 };
 
 using KernelParams = std::map<std::string, std::string>;

@@ -75,7 +75,7 @@ TILEC_C_API int tilec_compiler_abi_version(void);
 /* tilec's version ("0.1.0"). */
 TILEC_C_API const char *tilec_compiler_version(void);
 /* The shipped kernels and their parameters, as JSON:
- * [{"name": "gemm", "summary": "...", "params": [{"name": "M", "default": "4096", "help": "..."}, ...]}, ...]. */
+ * [{"name": "gemm", "summary": "...", "params": [{"name": "M", "default": "4096", "help": "...", "values": "an integer in [1, 2147483647]"}, ...]}, ...]. */
 TILEC_C_API const char *tilec_compiler_kernels(void);
 
 /* The default cache folder ($TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec,

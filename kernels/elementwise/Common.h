@@ -56,17 +56,17 @@ inline double roundTo(DType t, double v) {
 /// The -p parameters of how a workgroup walks its rows: `rowsParam` rows per
 /// workgroup, in steps of `chunk` columns, with `waves` wavefronts.
 inline std::vector<KernelParam> blockingParams(const std::string &rowsParam, const std::string &rowsWhat) {
-  return {{rowsParam, "4", rowsWhat + " per workgroup, 1..64"},
-          {"chunk", "512", "columns per step: 32..4096, a power of two"},
-          {"waves", "4", "wavefronts per workgroup"}};
+  return {{rowsParam, "4", rowsWhat + " per workgroup, 1..64", ParamSpec::integer(1, 64)},
+          {"chunk", "512", "columns per step: 32..4096, a power of two", ParamSpec::integer(32, 4096)},
+          {"waves", "4", "wavefronts per workgroup", ParamSpec::integer(1, 16)}};
 }
 
 /// Reads blockingParams' values through `p`; "" or why they do not fit together.
 inline std::string readBlocking(ParamReader &p, const std::string &kernel, const std::string &rowsParam,
                                 int64_t &rows, int64_t &chunk, int &waves) {
-  rows = p.integer(rowsParam, 1, 64);
-  chunk = p.integer("chunk", 32, 4096);
-  waves = static_cast<int>(p.integer("waves", 1, 16));
+  rows = p.integer(rowsParam);
+  chunk = p.integer("chunk");
+  waves = static_cast<int>(p.integer("waves"));
   if (p.ok() && (chunk & (chunk - 1)) != 0)
     return "kernel '" + kernel + "': chunk must be a power of two, got " + std::to_string(chunk);
   return "";

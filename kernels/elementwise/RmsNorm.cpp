@@ -168,13 +168,15 @@ KernelInfo rmsNormKernelInfo() {
   info.summary = "RMSNorm over the rows of X with a [1, hidden] weight; residual=1: vLLM's fused_add_rms_norm "
                  "(R = X + R, normalised)";
   info.params = {
-      {"tokens", "64", "tokens (run-time; used by --run)"},
-      {"hidden", "4096", "row length (its divisibility sets the access width)"},
-      {"dtype", "bf16", "bf16 | f16 | f32"},
-      {"residual", "0", "1: add R first and write the sum to R"},
-      {"eps", "1e-6", "added to the mean square"},
-      {"fp8_out", "0", "1: Y in fp8 e4m3fnuz, times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)"},
-      {"scale", "0.005", "the fp8 output's scale (run-time; used by --run)"},
+      {"tokens", "64", "tokens (run-time; used by --run)", ParamSpec::integer(1, int64_t(1) << 24)},
+      {"hidden", "4096", "row length (its divisibility sets the access width)",
+       ParamSpec::integer(1, int64_t(1) << 20)},
+      {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
+      {"residual", "0", "1: add R first and write the sum to R", ParamSpec::integer(0, 1)},
+      {"eps", "1e-6", "added to the mean square", ParamSpec::real()},
+      {"fp8_out", "0", "1: Y in fp8 e4m3fnuz, times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)",
+       ParamSpec::integer(0, 1)},
+      {"scale", "0.005", "the fp8 output's scale (run-time; used by --run)", ParamSpec::real()},
   };
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
     info.params.push_back(std::move(p));
@@ -185,12 +187,12 @@ KernelInfo rmsNormKernelInfo() {
   elementwise::bindKernel<RmsNormConfig, RunTime>(
       info,
       [](ParamReader &p, RmsNormConfig &c, RunTime &run) -> std::string {
-        run.tokens = p.integer("tokens", 1, int64_t(1) << 24);
-        c.hidden = p.integer("hidden", 1, int64_t(1) << 20);
-        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
-        c.residual = p.integer("residual", 0, 1) == 1;
+        run.tokens = p.integer("tokens");
+        c.hidden = p.integer("hidden");
+        c.dtype = p.dtype("dtype");
+        c.residual = p.integer("residual") == 1;
         run.eps = p.real("eps");
-        c.fp8Out = p.integer("fp8_out", 0, 1) == 1;
+        c.fp8Out = p.integer("fp8_out") == 1;
         run.scale = p.real("scale");
         if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
           return bad;

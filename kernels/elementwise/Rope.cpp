@@ -184,15 +184,16 @@ KernelInfo ropeKernelInfo() {
   info.summary = "rotary position embedding on Q and K in place, from a cos/sin cache and positions "
                  "(vLLM's rotary_embedding; neox or gptj style)";
   info.params = {
-      {"tokens", "64", "tokens (run-time; used by --run)"},
-      {"max_position", "4096", "rows of the cos/sin cache (run-time; used by --run)"},
-      {"heads", "32", "query heads"},
-      {"kv_heads", "8", "key heads"},
-      {"head_dim", "128", "head size, even, 2..512 (rotary over all of it)"},
-      {"style", "neox", "neox (rotate halves) | gptj (rotate interleaved pairs)"},
-      {"dtype", "bf16", "bf16 | f16 | f32"},
-      {"tokens_per_group", "4", "tokens per workgroup, 1..64"},
-      {"waves", "4", "wavefronts per workgroup"},
+      {"tokens", "64", "tokens (run-time; used by --run)", ParamSpec::integer(1, int64_t(1) << 24)},
+      {"max_position", "4096", "rows of the cos/sin cache (run-time; used by --run)",
+       ParamSpec::integer(1, int64_t(1) << 20)},
+      {"heads", "32", "query heads", ParamSpec::integer(1, 256)},
+      {"kv_heads", "8", "key heads", ParamSpec::integer(1, 256)},
+      {"head_dim", "128", "head size, even, 2..512 (rotary over all of it)", ParamSpec::integer(2, 512)},
+      {"style", "neox", "neox (rotate halves) | gptj (rotate interleaved pairs)", ParamSpec::oneOf({"neox", "gptj"})},
+      {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
+      {"tokens_per_group", "4", "tokens per workgroup, 1..64", ParamSpec::integer(1, 64)},
+      {"waves", "4", "wavefronts per workgroup", ParamSpec::integer(1, 16)},
   };
   struct RunTime {
     int64_t tokens = 0, maxPosition = 0;
@@ -200,15 +201,15 @@ KernelInfo ropeKernelInfo() {
   elementwise::bindKernel<RopeConfig, RunTime>(
       info,
       [](ParamReader &p, RopeConfig &c, RunTime &run) -> std::string {
-        run.tokens = p.integer("tokens", 1, int64_t(1) << 24);
-        run.maxPosition = p.integer("max_position", 1, int64_t(1) << 20);
-        c.heads = p.integer("heads", 1, 256);
-        c.kvHeads = p.integer("kv_heads", 1, 256);
-        c.headDim = p.integer("head_dim", 2, 512);
-        c.neox = p.choice("style", {"neox", "gptj"}) == "neox";
-        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
-        c.tokensPerGroup = p.integer("tokens_per_group", 1, 64);
-        c.waves = static_cast<int>(p.integer("waves", 1, 16));
+        run.tokens = p.integer("tokens");
+        run.maxPosition = p.integer("max_position");
+        c.heads = p.integer("heads");
+        c.kvHeads = p.integer("kv_heads");
+        c.headDim = p.integer("head_dim");
+        c.neox = p.choice("style") == "neox";
+        c.dtype = p.dtype("dtype");
+        c.tokensPerGroup = p.integer("tokens_per_group");
+        c.waves = static_cast<int>(p.integer("waves"));
         if (p.ok() && c.headDim % 2 != 0)
           return "kernel 'rope': head_dim must be even, got " + std::to_string(c.headDim);
         return "";

@@ -81,18 +81,18 @@ KernelInfo siluAndMulKernelInfo() {
   info.name = "silu_and_mul";
   info.summary = "SwiGLU activation: out = silu(X[:, :I]) * X[:, I:] (vLLM's silu_and_mul)";
   info.params = {
-      {"tokens", "64", "tokens (run-time; used by --run)"},
-      {"intermediate", "14336", "I: out has I columns, X 2 I"},
-      {"dtype", "bf16", "bf16 | f16 | f32"},
+      {"tokens", "64", "tokens (run-time; used by --run)", ParamSpec::integer(1, int64_t(1) << 24)},
+      {"intermediate", "14336", "I: out has I columns, X 2 I", ParamSpec::integer(1, int64_t(1) << 20)},
+      {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
   };
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
     info.params.push_back(std::move(p));
   elementwise::bindKernel<SiluAndMulConfig, int64_t>(
       info,
       [](ParamReader &p, SiluAndMulConfig &c, int64_t &tokens) -> std::string {
-        tokens = p.integer("tokens", 1, int64_t(1) << 24);
-        c.intermediate = p.integer("intermediate", 1, int64_t(1) << 20);
-        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
+        tokens = p.integer("tokens");
+        c.intermediate = p.integer("intermediate");
+        c.dtype = p.dtype("dtype");
         return elementwise::readBlocking(p, "silu_and_mul", "rows", c.rows, c.chunk, c.waves);
       },
       buildSiluAndMul, [](const SiluAndMulConfig &c, const int64_t &tokens) { return siluAndMulProblem(c, tokens); });

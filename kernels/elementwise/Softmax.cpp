@@ -115,18 +115,18 @@ KernelInfo softmaxKernelInfo() {
   info.name = "softmax";
   info.summary = "softmax over the rows of X, online over chunks for rows longer than a tile";
   info.params = {
-      {"rows", "64", "rows of X (run-time; used by --run)"},
-      {"cols", "4096", "row length (its divisibility sets the access width)"},
-      {"dtype", "bf16", "bf16 | f16 | f32"},
+      {"rows", "64", "rows of X (run-time; used by --run)", ParamSpec::integer(1, int64_t(1) << 24)},
+      {"cols", "4096", "row length (its divisibility sets the access width)", ParamSpec::integer(1, int64_t(1) << 20)},
+      {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
   };
   for (KernelParam &p : elementwise::blockingParams("block_rows", "rows"))
     info.params.push_back(std::move(p));
   elementwise::bindKernel<SoftmaxConfig, int64_t>(
       info,
       [](ParamReader &p, SoftmaxConfig &c, int64_t &rows) -> std::string {
-        rows = p.integer("rows", 1, int64_t(1) << 24);
-        c.cols = p.integer("cols", 1, int64_t(1) << 20);
-        c.dtype = p.dtype("dtype", {DType::bf16, DType::f16, DType::f32});
+        rows = p.integer("rows");
+        c.cols = p.integer("cols");
+        c.dtype = p.dtype("dtype");
         return elementwise::readBlocking(p, "softmax", "block_rows", c.rows, c.chunk, c.waves);
       },
       buildSoftmax, [](const SoftmaxConfig &c, const int64_t &rows) { return softmaxProblem(c, rows); });

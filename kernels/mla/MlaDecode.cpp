@@ -329,26 +329,29 @@ KernelInfo mlaDecodeKernelInfo() {
   info.summary = "multi-head latent attention decode (DeepSeek, absorbed form) over a paged latent cache "
                  "[blocks, block_size, 576]; all query heads share each latent tile read";
   info.params = {
-      {"batch", "4", "sequences (run-time; used by --run)"},
-      {"heads", "16", "query heads (DeepSeek-V3: 128; 16 per tensor-parallel rank of 8)"},
+      {"batch", "4", "sequences (run-time; used by --run)", ParamSpec::integer(1, 1024)},
+      {"heads", "16", "query heads (DeepSeek-V3: 128; 16 per tensor-parallel rank of 8)", ParamSpec::integer(16, 256)},
       {"seq_k", "300", "the longest context length; --run gives the sequences different lengths up to it "
-                       "and a shuffled block table (run-time)"},
-      {"block_size", "64", "tokens per latent-cache block: 16 | 32 | 64"},
-      {"dtype", "bf16", "Q and O: bf16"},
-      {"kv_dtype", "bf16", "the latent cache: bf16 | fp8 (e4m3fnuz with a per-tensor scale; gfx942)"},
-      {"kv_scale", "1", "kv_dtype=fp8: the cache's per-tensor scale (a kernel argument; used by --run)"},
+                       "and a shuffled block table (run-time)", ParamSpec::integer(1, int64_t(1) << 17)},
+      {"block_size", "64", "tokens per latent-cache block: 16 | 32 | 64", ParamSpec::oneOf({"16", "32", "64"})},
+      {"dtype", "bf16", "Q and O: bf16", ParamSpec::dtype({DType::bf16})},
+      {"kv_dtype", "bf16", "the latent cache: bf16 | fp8 (e4m3fnuz with a per-tensor scale; gfx942)",
+       ParamSpec::dtype({DType::bf16, DType::fp8e4m3fnuz})},
+      {"kv_scale", "1", "kv_dtype=fp8: the cache's per-tensor scale (a kernel argument; used by --run)",
+       ParamSpec::real()},
       {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(192), DeepSeek-V3's query-key head "
-                        "size before absorption)"},
+                        "size before absorption)", ParamSpec::real({"auto"})},
       {"splits", "1", "split-KV: workgroups per (sequence, head group), each over a share of the key steps, "
-                      "then a combine kernel (1: none)"},
-      {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)"},
-      {"block_h", "16", "query heads per workgroup (a multiple of 16 dividing heads)"},
-      {"block_n", "32", "tokens per key step (a multiple of 16 dividing block_size)"},
-      {"waves", "1", "wavefronts per workgroup"},
+                      "then a combine kernel (1: none)", ParamSpec::integer(1, 64)},
+      {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)",
+       ParamSpec::oneOf({"attend", "combine"})},
+      {"block_h", "16", "query heads per workgroup (a multiple of 16 dividing heads)", ParamSpec::integer(16, 128)},
+      {"block_n", "32", "tokens per key step (a multiple of 16 dividing block_size)", ParamSpec::integer(16, 64)},
+      {"waves", "1", "wavefronts per workgroup", ParamSpec::integer(1, 16)},
       {"value_split", "1", "workgroups sharing one head group's 512 value columns (each computes S in full): "
-                           "1 | 2 | 4"},
+                           "1 | 2 | 4", ParamSpec::oneOf({"1", "2", "4"})},
       {"latent_chunk", "128", "columns of the latent per LDS tile, O accumulator and matrix product: 64 | 128 | "
-                              "256 | 512"},
+                              "256 | 512", ParamSpec::oneOf({"64", "128", "256", "512"})},
   };
   struct Read {
     MlaDecodeConfig config;
@@ -360,22 +363,22 @@ KernelInfo mlaDecodeKernelInfo() {
     Read r;
     MlaDecodeConfig &c = r.config;
     // --run builds the whole block table on the host.
-    r.batch = p.integer("batch", 1, 1024);
-    c.heads = p.integer("heads", 16, 256);
-    r.seqK = p.integer("seq_k", 1, int64_t(1) << 17);
-    c.blockSize = std::stoll(p.choice("block_size", {"16", "32", "64"}));
-    c.dtype = p.dtype("dtype", {DType::bf16});
-    c.kvDtype = p.dtype("kv_dtype", {DType::bf16, DType::fp8e4m3fnuz});
+    r.batch = p.integer("batch");
+    c.heads = p.integer("heads");
+    r.seqK = p.integer("seq_k");
+    c.blockSize = std::stoll(p.choice("block_size"));
+    c.dtype = p.dtype("dtype");
+    c.kvDtype = p.dtype("kv_dtype");
     r.kvScale = p.real("kv_scale");
     r.scale = p.raw("scale") == "auto" ? 1.0 / std::sqrt(192.0) : p.real("scale");
-    c.splits = p.integer("splits", 1, 64);
-    c.part = p.choice("part", {"attend", "combine"}) == "combine" ? MlaDecodeConfig::Part::Combine
-                                                                  : MlaDecodeConfig::Part::Attend;
-    c.blockH = p.integer("block_h", 16, 128);
-    c.blockN = p.integer("block_n", 16, 64);
-    c.waves = static_cast<int>(p.integer("waves", 1, 16));
-    c.valueSplit = std::stoll(p.choice("value_split", {"1", "2", "4"}));
-    c.latentChunk = std::stoll(p.choice("latent_chunk", {"64", "128", "256", "512"}));
+    c.splits = p.integer("splits");
+    c.part = p.choice("part") == "combine" ? MlaDecodeConfig::Part::Combine
+                                           : MlaDecodeConfig::Part::Attend;
+    c.blockH = p.integer("block_h");
+    c.blockN = p.integer("block_n");
+    c.waves = static_cast<int>(p.integer("waves"));
+    c.valueSplit = std::stoll(p.choice("value_split"));
+    c.latentChunk = std::stoll(p.choice("latent_chunk"));
     if (!p.ok())
       return Error{p.error()};
     if (given.count("kv_scale") && c.kvDtype != DType::fp8e4m3fnuz)

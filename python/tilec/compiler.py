@@ -166,7 +166,7 @@ def compile_tile_ir(text, target="gfx942", name="<tile-ir>", jit_compiler="auto"
 
 
 def kernels():
-    """The shipped kernels: [{"name", "summary", "params": [{"name", "default", "help"}]}]."""
+    """The shipped kernels: [{"name", "summary", "params": [{"name", "default", "help", "values"}]}]."""
     return json.loads(load_compiler_library().tilec_compiler_kernels())
 
 

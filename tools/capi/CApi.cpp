@@ -122,7 +122,7 @@ const char *tilec_compiler_kernels(void) {
     for (const tilec::kernels::KernelInfo &k : tilec::kernels::shippedKernels()) {
       nlohmann::json params = nlohmann::json::array();
       for (const tilec::kernels::KernelParam &p : k.params)
-        params.push_back({{"name", p.name}, {"default", p.defaultValue}, {"help", p.help}});
+        params.push_back({{"name", p.name}, {"default", p.defaultValue}, {"help", p.help}, {"values", p.spec.describe()}});
       kernels.push_back({{"name", k.name}, {"summary", k.summary}, {"params", std::move(params)}});
     }
     return kernels.dump();

@@ -152,7 +152,7 @@ void printKernelList() {
   for (const tilec::kernels::KernelInfo &k : tilec::kernels::shippedKernels()) {
     outs() << k.name << ": " << k.summary << "\n";
     for (const tilec::kernels::KernelParam &p : k.params)
-      outs() << "  -p " << p.name << "=" << p.defaultValue << "\t" << p.help << "\n";
+      outs() << "  -p " << p.name << "=" << p.defaultValue << "\t" << p.help << " [" << p.spec.describe() << "]\n";
   }
 }
 

@@ -27,6 +27,55 @@ TEST(Registry, EveryShippedKernelBuildsWithItsDefaultsAndVerifies) {
   }
 }
 
+TEST(Registry, EveryParameterDeclaresItsValuesAndItsDefaultIsOneOfThem) {
+  for (const kernels::KernelInfo &info : kernels::shippedKernels())
+    for (const kernels::KernelParam &p : info.params) {
+      SCOPED_TRACE(info.name + " " + p.name);
+      using K = kernels::ParamSpec::Kind;
+      if (p.spec.kind == K::Integer)
+        EXPECT_LE(p.spec.min, p.spec.max);
+      if (p.spec.kind == K::Choice)
+        EXPECT_FALSE(p.spec.keywords.empty());
+      if (p.spec.kind == K::DType)
+        EXPECT_FALSE(p.spec.dtypes.empty());
+      EXPECT_EQ(p.spec.check(p.defaultValue), "");
+    }
+}
+
+TEST(Registry, TargetDefaultsAreAllowedValues) {
+  for (const kernels::KernelInfo &info : kernels::shippedKernels())
+    for (const TargetInfo &t : knownTargets()) {
+      kernels::KernelParams given = kernels::withTargetDefaults(info, {}, t.arch);
+      for (const kernels::KernelParam &p : info.params)
+        if (auto it = given.find(p.name); it != given.end())
+          EXPECT_EQ(p.spec.check(it->second), "") << info.name << " on " << t.arch;
+    }
+}
+
+TEST(Registry, ParameterSchemaDescribesAndChecksValues) {
+  using kernels::ParamSpec;
+  EXPECT_EQ(ParamSpec::integer(1, 8).check("9"), "must be an integer in [1, 8], got '9'");
+  EXPECT_EQ(ParamSpec::integer(1, 8).check("8"), "");
+  EXPECT_EQ(ParamSpec::integer(1, 8).check("3x"), "must be an integer in [1, 8], got '3x'");
+  EXPECT_EQ(ParamSpec::integer(1, 8, {"seq_q"}).check("seq_q"), "");
+  EXPECT_EQ(ParamSpec::integer(1, 8, {"seq_q"}).describe(), "an integer in [1, 8] or seq_q");
+  EXPECT_EQ(ParamSpec::real({"auto"}).check("auto"), "");
+  EXPECT_EQ(ParamSpec::real().check("inf"), "must be a finite real number, got 'inf'");
+  EXPECT_EQ(ParamSpec::real().check("0.125"), "");
+  EXPECT_EQ(ParamSpec::oneOf({"nn", "nt"}).check("tn"), "must be one of nn, nt, got 'tn'");
+  EXPECT_EQ(ParamSpec::dtype({DType::bf16, DType::fp8e4m3fnuz}).check("fp8"), "");
+  EXPECT_EQ(ParamSpec::dtype({DType::bf16, DType::fp8e4m3fnuz}).check("f16"),
+            "must be one of bf16, fp8 (fp8e4m3fnuz), got 'f16'");
+}
+
+TEST(Registry, ValuesAreCheckedEvenWhereTheBuildDoesNotReadThem) {
+  // scale_a is read by --run's problem only; a bad value is still an error.
+  Result<Kernel> k = buildKernel("gemm", {{"scale_a", "x"}});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(contains(k.error(), "kernel 'gemm': parameter 'scale_a' must be a finite real number, got 'x'"))
+      << k.error();
+}
+
 TEST(Registry, FindsKernelsByName) {
   ASSERT_NE(kernels::findKernel("gemm"), nullptr);
   EXPECT_EQ(kernels::findKernel("gemm")->name, "gemm");
