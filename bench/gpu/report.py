@@ -53,7 +53,7 @@ def load(paths):
     for p in paths:
         d = json.load(open(p))
         meta = d["meta"]
-        fams = {r.get("family") for r in d["rows"]}
+        fams = dict.fromkeys(r.get("family") for r in d["rows"])  # first-seen order
         for f in fams:
             rows[f] = [r for r in d["rows"] if r.get("family") == f]
     return meta, rows
@@ -87,8 +87,7 @@ def main(args):
     w("")
     w("Ratios are baseline time / tilec time, both measured in the same process (above 1: tilec is faster).")
     w("Every tilec row was verified on the GPU against PyTorch first (`ok`); `rel err` is ||out - ref|| / ||ref||.")
-    for fam in ("gemm", "attention", "paged_decode", "mla_decode", "attention_bwd", "moe"):
-        rows = fams.get(fam)
+    for fam, rows in fams.items():  # in the order the runs measured them
         if not rows:
             continue
         w("")
