@@ -15,7 +15,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "Inputs
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.tilec_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["tilec-opt", "tilec-pch", "tilec", "FileCheck", "not", "count"], tool_dirs)
+llvm_config.add_tool_substitutions(["tilec-opt", "tilec-pch", "tilec-model", "tilec", "FileCheck", "not", "count"], tool_dirs)
 config.substitutions.append(("%prelude", os.path.join(config.tilec_src_root, "lib", "Emit", "prelude")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # Tests never touch the user's cache.

@@ -18,10 +18,10 @@
 using namespace llvm;
 
 namespace {
-cl::opt<std::string> kernelOpt("kernel", cl::desc("Shipped kernel"), cl::Required);
+cl::opt<std::string> kernelOpt("kernel", cl::desc("Shipped kernel (required)"));
 cl::opt<std::string> archOpt("offload-arch", cl::desc("Target"), cl::init("gfx942"));
-cl::list<std::string> paramOpt("p", cl::desc("Kernel parameter key=value"), cl::Prefix);
-cl::opt<long long> workgroupsOpt("workgroups", cl::desc("Workgroups of the launch"), cl::Required);
+cl::list<std::string> paramOpt("p", cl::desc("Kernel parameter key=value"), cl::value_desc("key=value"));
+cl::opt<long long> workgroupsOpt("workgroups", cl::desc("Workgroups of the launch (required)"), cl::init(0));
 cl::opt<double> tripsOpt("trips", cl::desc("Main-loop iterations per workgroup"), cl::init(0));
 cl::opt<double> flopsOpt("flops-per-workgroup", cl::desc("Matrix work of the loop per workgroup"), cl::init(0));
 cl::opt<double> bytesOpt("load-bytes-per-workgroup", cl::desc("Bytes the loop loads per workgroup"), cl::init(0));
@@ -36,6 +36,14 @@ int main(int argc, char **argv) {
     errs() << "tilec-model: error: " << m << "\n";
     return 1;
   };
+  // --kernel and --workgroups are checked here, not declared cl::Required:
+  // lld, linking in process for AMD targets, parses its -plugin-opt flags
+  // through the same option registry, and that parse fails on a Required
+  // option it does not see.
+  if (kernelOpt.empty())
+    return fail("--kernel is required (see tilec --list-kernels)");
+  if (workgroupsOpt <= 0)
+    return fail("--workgroups is required and must be positive");
   const tilec::kernels::KernelInfo *info = tilec::kernels::findKernel(kernelOpt);
   if (!info)
     return fail("unknown kernel '" + kernelOpt + "'");
