@@ -1307,6 +1307,31 @@ template <class Atom, bool KAlongCols, class L> TL_INLINE typename Atom::ab_t re
   return __builtin_bit_cast(typename Atom::ab_t, w);
 }
 
+/// One k step of a gathering atom (mma.sync, MFMA, WMMA) over a wave's
+/// TM x TN block: B's fragments at k0 are read from LDS (two n-tiles per
+/// ldmatrix where the layout allows), then C[i][j] += af[i] * B[j].
+template <class Atom, bool TransposeB, class A, class LB>
+TL_INLINE void mma_k_step(A &c, const typename Atom::a_t (&af)[A::TM], const LB &b, int k0, int l) {
+  typename Atom::b_t bfr[A::TN];
+  if constexpr (Atom::template ldmatrix_ok<LB> && A::TN % 2 == 0) {
+    TL_UNROLL
+    for (int j = 0; j < A::TN; j += 2) {
+      const uint4_t r = Atom::template read_b2<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+      bfr[j] = typename Atom::b_t{r[0], r[1]};
+      bfr[j + 1] = typename Atom::b_t{r[2], r[3]};
+    }
+  } else {
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      bfr[j] = Atom::template read_b<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
+  }
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+}
+
 /// C += A * B from LDS tiles. A is Rows x K; B is K x Cols, or Cols x K when
 /// TransposeB. Each lane reads its operand elements per the atom's A layout
 /// (B uses A's formula with m replaced by n). Sched (a Schedule) orders the
@@ -1328,27 +1353,10 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
     TL_UNROLL
     for (int k0 = 0; k0 < KT; k0 += Atom::K) {
       typename Atom::a_t af[A::TM];
-      typename Atom::b_t bfr[A::TN];
       TL_UNROLL
       for (int i = 0; i < A::TM; ++i)
         af[i] = Atom::read_a(a, A::wave_m() * A::WTM + i * Atom::M, k0, l);
-      if constexpr (Atom::template ldmatrix_ok<LB> && A::TN % 2 == 0) {
-        TL_UNROLL
-        for (int j = 0; j < A::TN; j += 2) {
-          const uint4_t r = Atom::template read_b2<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
-          bfr[j] = typename Atom::b_t{r[0], r[1]};
-          bfr[j + 1] = typename Atom::b_t{r[2], r[3]};
-        }
-      } else {
-        TL_UNROLL
-        for (int j = 0; j < A::TN; ++j)
-          bfr[j] = Atom::template read_b<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
-      }
-      TL_UNROLL
-      for (int i = 0; i < A::TM; ++i)
-        TL_UNROLL
-        for (int j = 0; j < A::TN; ++j)
-          c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+      mma_k_step<Atom, TransposeB>(c, af, b, k0, l);
     }
   } else {
     TL_UNROLL
@@ -1413,24 +1421,7 @@ TL_INLINE void gemm_acc_a(A &c, const P &a, const LB &b) {
       }
       af[i] = __builtin_bit_cast(typename Atom::a_t, w);
     }
-    typename Atom::b_t bfr[A::TN];
-    if constexpr (Atom::template ldmatrix_ok<LB> && A::TN % 2 == 0) {
-      TL_UNROLL
-      for (int j = 0; j < A::TN; j += 2) {
-        const uint4_t r = Atom::template read_b2<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
-        bfr[j] = typename Atom::b_t{r[0], r[1]};
-        bfr[j + 1] = typename Atom::b_t{r[2], r[3]};
-      }
-    } else {
-      TL_UNROLL
-      for (int j = 0; j < A::TN; ++j)
-        bfr[j] = Atom::template read_b<TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N, k0, l);
-    }
-    TL_UNROLL
-    for (int i = 0; i < A::TM; ++i)
-      TL_UNROLL
-      for (int j = 0; j < A::TN; ++j)
-        c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+    mma_k_step<Atom, TransposeB>(c, af, b, k0, l);
   }
 }
 #endif
