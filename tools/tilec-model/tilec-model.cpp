@@ -27,11 +27,27 @@ cl::opt<double> flopsOpt("flops-per-workgroup", cl::desc("Matrix work of the loo
 cl::opt<double> bytesOpt("load-bytes-per-workgroup", cl::desc("Bytes the loop loads per workgroup"), cl::init(0));
 cl::opt<double> hbmOpt("hbm-bytes", cl::desc("Distinct bytes the launch moves to or from memory"), cl::init(0));
 cl::opt<bool> jsonOpt("json", cl::desc("One JSON object"));
+
+/// The flags' values, copied once after parsing: the in-process lld driver
+/// (AMD targets) resets every llvm::cl option of the process when it links,
+/// so nothing reads the cl::opt objects after the compile (as in tilec.cpp).
+struct Flags {
+  std::string kernel, arch;
+  std::vector<std::string> params;
+  long long workgroups;
+  double trips, flops, loadBytes, hbmBytes;
+  bool json;
+};
+Flags snapshotFlags() {
+  return Flags{kernelOpt,  archOpt,  {paramOpt.begin(), paramOpt.end()}, workgroupsOpt, tripsOpt, flopsOpt,
+               bytesOpt,   hbmOpt,   jsonOpt};
+}
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "tilec compiled-code cost model\n");
+  const Flags flags = snapshotFlags();
   auto fail = [](const std::string &m) {
     errs() << "tilec-model: error: " << m << "\n";
     return 1;
@@ -40,29 +56,29 @@ int main(int argc, char **argv) {
   // lld, linking in process for AMD targets, parses its -plugin-opt flags
   // through the same option registry, and that parse fails on a Required
   // option it does not see.
-  if (kernelOpt.empty())
+  if (flags.kernel.empty())
     return fail("--kernel is required (see tilec --list-kernels)");
-  if (workgroupsOpt <= 0)
+  if (flags.workgroups <= 0)
     return fail("--workgroups is required and must be positive");
-  const tilec::kernels::KernelInfo *info = tilec::kernels::findKernel(kernelOpt);
+  const tilec::kernels::KernelInfo *info = tilec::kernels::findKernel(flags.kernel);
   if (!info)
-    return fail("unknown kernel '" + kernelOpt + "'");
-  const tilec::TargetInfo *target = tilec::lookupTarget(archOpt);
-  const tilec::model::DeviceFacts *device = tilec::model::deviceFacts(archOpt);
+    return fail("unknown kernel '" + flags.kernel + "'");
+  const tilec::TargetInfo *target = tilec::lookupTarget(flags.arch);
+  const tilec::model::DeviceFacts *device = tilec::model::deviceFacts(flags.arch);
   if (!target || !device)
-    return fail("no device facts for '" + archOpt + "' (known: " + tilec::knownTargetsList() + ")");
+    return fail("no device facts for '" + flags.arch + "' (known: " + tilec::knownTargetsList() + ")");
   tilec::kernels::KernelParams params;
-  for (const std::string &kv : paramOpt) {
+  for (const std::string &kv : flags.params) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos)
       return fail("-p " + kv + ": expected key=value");
     params[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  tilec::Result<tilec::Kernel> kernel = info->build(tilec::kernels::withTargetDefaults(*info, params, archOpt));
+  tilec::Result<tilec::Kernel> kernel = info->build(tilec::kernels::withTargetDefaults(*info, params, flags.arch));
   if (!kernel)
     return fail(kernel.error());
   tilec::CompileOptions opts;
-  opts.arch = archOpt;
+  opts.arch = flags.arch;
   tilec::Result<tilec::CompiledKernel> ck = tilec::compile(*kernel, opts);
   if (!ck)
     return fail(ck.error());
@@ -70,17 +86,17 @@ int main(int argc, char **argv) {
                                     ? tilec::model::analyzePtx(tilec::disassemble(*ck), *target, *device)
                                     : tilec::model::analyzeAmdAssembly(tilec::disassemble(*ck), *target, *device);
   tilec::model::LaunchShape launch;
-  launch.workgroups = workgroupsOpt;
+  launch.workgroups = flags.workgroups;
   launch.wavesPerWorkgroup = ck->numWaves;
-  launch.loopTrips = tripsOpt;
-  launch.matrixFlopsPerWorkgroup = flopsOpt;
-  launch.loadBytesPerWorkgroup = bytesOpt;
-  launch.hbmBytes = hbmOpt;
+  launch.loopTrips = flags.trips;
+  launch.matrixFlopsPerWorkgroup = flags.flops;
+  launch.loadBytesPerWorkgroup = flags.loadBytes;
+  launch.hbmBytes = flags.hbmBytes;
   launch.occupancy = ck->report.occupancy;
   tilec::model::KernelEstimate e = tilec::model::estimateKernel(code, launch, *device);
   if (!e.error.empty())
     return fail(ck->name + ": " + e.error);
-  if (!jsonOpt) {
+  if (!flags.json) {
     outs() << ck->name << ": " << tilec::model::describe(e) << "\n";
     return 0;
   }
@@ -97,7 +113,7 @@ int main(int argc, char **argv) {
                         {"exposed_latency_cycles", c.exposedLatencyCycles}};
   }
   json::Object out{{"kernel", ck->name},
-                   {"arch", archOpt.getValue()},
+                   {"arch", flags.arch},
                    {"model_ms", e.seconds * 1e3},
                    {"bound", e.bound},
                    {"terms_ms", std::move(terms)},
