@@ -1042,32 +1042,39 @@ Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   return kernel;
 }
 
+ShuffledBlockTable shuffledBlockTable(const std::vector<int64_t> &contextLens, int64_t blockSize, uint64_t seed) {
+  const int64_t seqs = static_cast<int64_t>(contextLens.size()), BS = blockSize;
+  ShuffledBlockTable bt;
+  int64_t needed = 0;
+  for (int64_t len : contextLens) {
+    needed += (len + BS - 1) / BS;
+    bt.maxBlocks = std::max(bt.maxBlocks, (len + BS - 1) / BS);
+  }
+  bt.numBlocks = needed + 3;
+  std::vector<int64_t> perm(bt.numBlocks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  bt.tableValues.assign(seqs * bt.maxBlocks, -1.0);
+  bt.tables.resize(seqs);
+  int64_t next = 0;
+  for (int64_t s = 0; s < seqs; ++s) {
+    bt.contextValues.push_back(static_cast<double>(contextLens[s]));
+    for (int64_t b = 0; b < (contextLens[s] + BS - 1) / BS; ++b) {
+      bt.tables[s].push_back(perm[next++]);
+      bt.tableValues[s * bt.maxBlocks + b] = static_cast<double>(bt.tables[s].back());
+    }
+  }
+  return bt;
+}
+
 Problem pagedDecodeProblem(const PagedDecodeConfig &c, const std::vector<int64_t> &contextLens, double scale,
                            uint64_t seed) {
   const int64_t seqs = static_cast<int64_t>(contextLens.size()), H = c.heads, KH = c.kvHeads, D = c.headDim;
   const int64_t BS = c.blockSize, tokens = seqs * c.qPerSeq;
-  // A shuffled block table: every sequence's blocks are scattered over the
-  // cache, with spare blocks nobody owns.
-  int64_t needed = 0, maxBlocks = 1;
-  for (int64_t len : contextLens) {
-    needed += (len + BS - 1) / BS;
-    maxBlocks = std::max(maxBlocks, (len + BS - 1) / BS);
-  }
-  const int64_t numBlocks = needed + 3;
-  std::vector<int64_t> perm(numBlocks);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  std::vector<double> tableValues(seqs * maxBlocks, -1.0), ctxValues;
-  std::vector<std::vector<int64_t>> tables(seqs);
-  int64_t next = 0;
-  for (int64_t s = 0; s < seqs; ++s) {
-    ctxValues.push_back(static_cast<double>(contextLens[s]));
-    for (int64_t b = 0; b < (contextLens[s] + BS - 1) / BS; ++b) {
-      tables[s].push_back(perm[next++]);
-      tableValues[s * maxBlocks + b] = static_cast<double>(tables[s].back());
-    }
-  }
+  ShuffledBlockTable bt = shuffledBlockTable(contextLens, BS, seed);
+  const int64_t numBlocks = bt.numBlocks, maxBlocks = bt.maxBlocks;
+  const std::vector<std::vector<int64_t>> &tables = bt.tables;
 
   Problem prob;
   prob.tensors = {
@@ -1076,8 +1083,8 @@ Problem pagedDecodeProblem(const PagedDecodeConfig &c, const std::vector<int64_t
       {"V_cache", c.dtype, {numBlocks * BS, KH * D}},
       {"O", c.dtype, {tokens * H, D}, /*output=*/true},
       {"LSE", DType::f32, {tokens * H, 1}, /*output=*/true},
-      {"block_tables", DType::i32, {seqs, maxBlocks}, false, tableValues},
-      {"context_lens", DType::i32, {seqs}, false, ctxValues},
+      {"block_tables", DType::i32, {seqs, maxBlocks}, false, bt.tableValues},
+      {"context_lens", DType::i32, {seqs}, false, bt.contextValues},
   };
   prob.scalars = {{"softmax_scale", static_cast<float>(scale), 7}};
   if (c.splits > 1) {

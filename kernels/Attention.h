@@ -104,6 +104,18 @@ std::string pagedDecodeKernelName(const PagedDecodeConfig &config);
 /// combine kernel takes (O_part, LSE_part, O, LSE).
 Result<Kernel> buildPagedDecode(const PagedDecodeConfig &config);
 
+/// A paged KV cache's block table for these context lengths (blocks of
+/// `blockSize` rows): every sequence's blocks scattered over the cache by a
+/// shuffle from `seed`, with 3 spare blocks nobody owns. Shared by the paged
+/// decode and MLA decode problems.
+struct ShuffledBlockTable {
+  int64_t numBlocks = 0, maxBlocks = 1;
+  std::vector<std::vector<int64_t>> tables;  ///< per sequence, its cache blocks in order
+  std::vector<double> tableValues;           ///< block_tables [seqs, maxBlocks], -1 past the end
+  std::vector<double> contextValues;         ///< context_lens [seqs]
+};
+ShuffledBlockTable shuffledBlockTable(const std::vector<int64_t> &contextLens, int64_t blockSize, uint64_t seed);
+
 /// The problem for these context lengths, with a shuffled (non-contiguous)
 /// block table from `seed`, and its double-precision reference.
 Problem pagedDecodeProblem(const PagedDecodeConfig &config, const std::vector<int64_t> &contextLens, double scale,

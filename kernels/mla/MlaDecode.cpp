@@ -50,9 +50,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <optional>
-#include <random>
 
 namespace tilec::kernels {
 
@@ -245,28 +243,9 @@ Problem mlaDecodeProblem(const MlaDecodeConfig &c, const std::vector<int64_t> &c
   const int64_t seqs = static_cast<int64_t>(contextLens.size()), H = c.heads, BS = c.blockSize;
   const int64_t W = kMlaKeyDim, L = kMlaLatentDim;
   const bool fp8 = c.kvDtype != c.dtype;
-  // A shuffled block table: every sequence's blocks scattered over the cache,
-  // with spare blocks nobody owns.
-  int64_t needed = 0, maxBlocks = 1;
-  for (int64_t len : contextLens) {
-    needed += (len + BS - 1) / BS;
-    maxBlocks = std::max(maxBlocks, (len + BS - 1) / BS);
-  }
-  const int64_t numBlocks = needed + 3;
-  std::vector<int64_t> perm(numBlocks);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  std::vector<double> tableValues(seqs * maxBlocks, -1.0), ctxValues;
-  std::vector<std::vector<int64_t>> tables(seqs);
-  int64_t next = 0;
-  for (int64_t s = 0; s < seqs; ++s) {
-    ctxValues.push_back(static_cast<double>(contextLens[s]));
-    for (int64_t blk = 0; blk < (contextLens[s] + BS - 1) / BS; ++blk) {
-      tables[s].push_back(perm[next++]);
-      tableValues[s * maxBlocks + blk] = static_cast<double>(tables[s].back());
-    }
-  }
+  ShuffledBlockTable bt = shuffledBlockTable(contextLens, BS, seed);
+  const int64_t numBlocks = bt.numBlocks, maxBlocks = bt.maxBlocks;
+  const std::vector<std::vector<int64_t>> &tables = bt.tables;
 
   Problem prob;
   prob.tensors = {
@@ -274,8 +253,8 @@ Problem mlaDecodeProblem(const MlaDecodeConfig &c, const std::vector<int64_t> &c
       {"KV_cache", c.kvDtype, {numBlocks * BS, W}},
       {"O", c.dtype, {seqs * H, L}, /*output=*/true},
       {"LSE", DType::f32, {seqs * H, 1}, /*output=*/true},
-      {"block_tables", DType::i32, {seqs, maxBlocks}, false, tableValues},
-      {"context_lens", DType::i32, {seqs}, false, ctxValues},
+      {"block_tables", DType::i32, {seqs, maxBlocks}, false, bt.tableValues},
+      {"context_lens", DType::i32, {seqs}, false, bt.contextValues},
   };
   prob.scalars = {{"softmax_scale", static_cast<float>(scale), 6}};
   if (fp8)
