@@ -29,6 +29,7 @@
 #include "Params.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -43,6 +44,42 @@ static std::optional<Error> kvHeadsError(const std::string &who, int64_t heads, 
   if (kvHeads >= 1 && heads % kvHeads == 0)
     return std::nullopt;
   return Error{who + ": kv_heads (" + std::to_string(kvHeads) + ") must divide heads (" + std::to_string(heads) + ")"};
+}
+
+/// The head sizes the attention kernels take (those of Llama, Phi, Gemma,
+/// DeepSeek's prefill ...), preceded by `keywords` (head_dim_v's "head_dim").
+static ParamSpec headDimSpec(std::vector<std::string> keywords = {}) {
+  for (const char *d : {"64", "80", "96", "128", "192", "256"})
+    keywords.push_back(d);
+  return ParamSpec::oneOf(std::move(keywords));
+}
+
+/// The value of -p `name` if given as a number, else `fallback` (also for a
+/// malformed value: the entry's ParamReader reports that one).
+static int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fallback) {
+  auto it = p.find(name);
+  if (it == p.end())
+    return fallback;
+  int64_t v = 0;
+  const char *end = it->second.data() + it->second.size();
+  auto [ptr, ec] = std::from_chars(it->second.data(), end, v);
+  return ec == std::errc() && ptr == end ? v : fallback;
+}
+
+/// The head sizes -p asks for: head_dim (default 128) and head_dim_v (default head_dim).
+static std::pair<int64_t, int64_t> givenHeadDims(const KernelParams &p) {
+  const int64_t d = givenInteger(p, "head_dim", 128);
+  return {d, givenInteger(p, "head_dim_v", d)};
+}
+
+/// The widest key block, halving from `widest` down to 16, whose attention
+/// forward fits an AMD workgroup's LDS: Q [BM, D], K [BN, D] and V [BN, Dv]
+/// per stage, and P [BM, BN] (AMD stores P through LDS), 16-bit elements.
+static int64_t keyBlockForLds(const TargetInfo &t, int64_t BM, int64_t BN, int64_t D, int64_t Dv, int64_t stages) {
+  auto bytes = [&](int64_t bn) { return 2 * (BM * D + stages * bn * (D + Dv) + BM * bn); };
+  while (BN > 16 && bytes(BN) > t.ldsBytesPerWorkgroup)
+    BN /= 2;
+  return BN;
 }
 
 /// The parameters every attention entry reads the same way.
@@ -79,9 +116,14 @@ static std::optional<Error> applyHeads(const std::string &kernel, HeadParams &h,
   return std::nullopt;
 }
 
+/// "d128", or "d192v128" where V's head size differs from Q's and K's.
+static std::string headDimsName(const AttentionConfig &c) {
+  return "d" + std::to_string(c.headDim) + (c.valueDim() != c.headDim ? "v" + std::to_string(c.valueDim()) : "");
+}
+
 std::string attentionKernelName(const AttentionConfig &c) {
   return "attn_fwd_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
-         std::to_string(c.kvHeads) + "_d" + std::to_string(c.headDim) + (c.causal ? "_causal" : "") +
+         std::to_string(c.kvHeads) + "_" + headDimsName(c) + (c.causal ? "_causal" : "") +
          (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(c.blockM) + "x" +
          std::to_string(c.blockN) + "_w" + std::to_string(c.waves) +
          (c.stages > 1 ? "_s" + std::to_string(c.stages) : "");
@@ -91,15 +133,16 @@ namespace {
 
 /// The tiles and steps of FlashAttention's online softmax, shared by the
 /// prefill and decode kernels: the caller loads Q into `q` once and each key
-/// block into `k` and `v`, then calls step().
+/// block into `k` and `v`, then calls step(). Q and K rows have D values, V
+/// and O rows Dv.
 struct OnlineSoftmax {
   dsl::KernelBuilder &kb;
   dsl::Tile q, k, v, s, p, o, m, mNew, l, alpha, lse;
 
-  OnlineSoftmax(dsl::KernelBuilder &b, int64_t BM, int64_t BN, int64_t D, DType t)
+  OnlineSoftmax(dsl::KernelBuilder &b, int64_t BM, int64_t BN, int64_t D, int64_t Dv, DType t)
       : kb(b), q(b.ldsTile("q_lds", {BM, D}, t)), k(b.ldsTile("k_lds", {BN, D}, t)),
-        v(b.ldsTile("v_lds", {BN, D}, t)), s(b.regTile("s", {BM, BN}, DType::f32)), p(b.regTile("p", {BM, BN}, DType::f32)),
-        o(b.regTile("o", {BM, D}, DType::f32)),
+        v(b.ldsTile("v_lds", {BN, Dv}, t)), s(b.regTile("s", {BM, BN}, DType::f32)), p(b.regTile("p", {BM, BN}, DType::f32)),
+        o(b.regTile("o", {BM, Dv}, DType::f32)),
         m(b.regTile("m", {BM}, DType::f32)),          // running row maximum (log2 units)
         mNew(b.regTile("m_new", {BM}, DType::f32)),
         l(b.regTile("l", {BM}, DType::f32)),          // running row sum of P
@@ -133,7 +176,7 @@ struct OnlineSoftmax {
     kb.mul(l, l, alpha);
     kb.reduce(ReduceKind::sum, p, l, {.accumulate = true});
     kb.convert(m, mNew);
-    // ---- O[BM,D] = O * alpha + P V
+    // ---- O[BM,Dv] = O * alpha + P V
     kb.mul(o, o, alpha);
     kb.gemm(p, v, o);  // P rounded to V's type for the matrix instruction
   }
@@ -213,7 +256,7 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   using namespace dsl;
   if (auto e = kvHeadsError("attention", c.heads, c.kvHeads))
     return *e;
-  const int64_t BM = c.blockM, BN = c.blockN, D = c.headDim;
+  const int64_t BM = c.blockM, BN = c.blockN, D = c.headDim, Dv = c.valueDim();
 
   KernelBuilder kb(attentionKernelName(c), {.numWaves = c.waves});
 
@@ -236,15 +279,15 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   Sequence sq = sequenceOf(kb, cuQ, cuK, b);
   Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {sq.lq, D});
   Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D});
-  Tensor Vs = kb.window(V, {sq.kStart, kvh * D}, {sq.lk, D});
-  Tensor Os = kb.window(O, {sq.qStart, h * D}, {sq.lq, D});
+  Tensor Vs = kb.window(V, {sq.kStart, kvh * Dv}, {sq.lk, Dv});
+  Tensor Os = kb.window(O, {sq.qStart, h * Dv}, {sq.lq, Dv});
   Tensor Ls = kb.window(LSE, {sq.qStart, h}, {sq.lq, 1});
   Index q0 = qb * BM;
   auto [keyBegin, keyEnd] = keysSeenBy(c, sq, q0, BM);
   Index maskRow = q0 + sq.lk - sq.lq;  // query row q0 in key coordinates (may be negative)
   Index lk = sq.lk;
 
-  OnlineSoftmax sm(kb, BM, BN, D, c.dtype);
+  OnlineSoftmax sm(kb, BM, BN, D, Dv, c.dtype);
   kb.load(Qs, {q0, 0}, sm.q);
   sm.init();
   // With stages >= 2, tilec-pipeline-loops loads the K and V blocks of the
@@ -350,6 +393,7 @@ double unitRoundoff(DType t) { return t == DType::bf16 ? std::ldexp(1.0, -8) : s
 Problem attentionProblem(const AttentionConfig &c, const std::vector<int64_t> &seqQ,
                          const std::vector<int64_t> &seqK, double scale) {
   const int64_t batch = static_cast<int64_t>(seqQ.size()), H = c.heads, KH = c.kvHeads, D = c.headDim;
+  const int64_t Dv = c.valueDim();
   std::vector<double> cuQ{0}, cuK{0};
   for (int64_t b = 0; b < batch; ++b) {
     cuQ.push_back(cuQ.back() + static_cast<double>(seqQ[b]));
@@ -362,8 +406,8 @@ Problem attentionProblem(const AttentionConfig &c, const std::vector<int64_t> &s
   prob.tensors = {
       {"Q", c.dtype, {totalQ, H * D}},
       {"K", c.dtype, {totalK, KH * D}},
-      {"V", c.dtype, {totalK, KH * D}},
-      {"O", c.dtype, {totalQ, H * D}, /*output=*/true},
+      {"V", c.dtype, {totalK, KH * Dv}},
+      {"O", c.dtype, {totalQ, H * Dv}, /*output=*/true},
       {"LSE", DType::f32, {totalQ, H}, /*output=*/true},
       {"cu_seqlens_q", DType::i32, {batch + 1}, false, cuQ},
       {"cu_seqlens_k", DType::i32, {batch + 1}, false, cuK},
@@ -379,7 +423,7 @@ Problem attentionProblem(const AttentionConfig &c, const std::vector<int64_t> &s
   prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
                        std::vector<std::vector<double>> &tolerance) {
     const std::vector<double> &q = v[0], &k = v[1], &val = v[2];
-    std::vector<double> out(totalQ * H * D, 0.0), outTol(totalQ * H * D, 0.0);
+    std::vector<double> out(totalQ * H * Dv, 0.0), outTol(totalQ * H * Dv, 0.0);
     std::vector<double> lse(totalQ * H, 0.0), lseTol(totalQ * H, 0.0);
     const int64_t group = H / cfg.kvHeads;
     for (int64_t b = 0; b < batch; ++b) {
@@ -394,10 +438,10 @@ Problem attentionProblem(const AttentionConfig &c, const std::vector<int64_t> &s
             return !((cfg.causal && j > pos) || (cfg.window > 0 && j <= pos - cfg.window));
           };
           keys.k = [&](int64_t j) { return &k[(k0 + j) * KH * D + kh * D]; };
-          keys.v = [&](int64_t j) { return &val[(k0 + j) * KH * D + kh * D]; };
+          keys.v = [&](int64_t j) { return &val[(k0 + j) * KH * Dv + kh * Dv]; };
           const int64_t row = (q0 + i) * H + h;
-          attendRow(&q[row * D], D, scale, uIn, cfg.blockN, keys, &out[row * D], &outTol[row * D], lse[row],
-                    lseTol[row]);
+          attendRow(&q[row * D], D, scale, uIn, cfg.blockN, keys, &out[row * Dv], &outTol[row * Dv], lse[row],
+                    lseTol[row], /*splits=*/1, Dv);
         }
       }
     }
@@ -439,6 +483,7 @@ Result<AttentionParams> readParams(const std::string &name, const std::vector<Ke
   HeadParams h = readHeads(p);
   a.seqQ = p.integer("seq_q");
   a.seqK = p.raw("seq_k") == "seq_q" ? a.seqQ : p.integer("seq_k");
+  const std::string headDimV = p.choice("head_dim_v");
   c.causal = p.integer("causal") == 1;
   c.window = p.integer("window");
   a.varlen = p.integer("varlen") == 1;
@@ -450,6 +495,7 @@ Result<AttentionParams> readParams(const std::string &name, const std::vector<Ke
     return p.error();
   if (auto e = applyHeads(name, h, c))
     return *e;
+  c.headDimV = headDimV == "head_dim" ? 0 : std::stoll(headDimV);
   a.scale = h.scale;
   return a;
 }
@@ -469,7 +515,9 @@ KernelInfo attentionKernelInfo() {
        ParamSpec::integer(1, int64_t(1) << 20)},
       {"seq_k", "seq_q", "key length (run-time; used by --run); causal masks align to the bottom right",
        ParamSpec::integer(1, int64_t(1) << 20, {"seq_q"})},
-      {"head_dim", "128", "64 | 128", ParamSpec::oneOf({"64", "128"})},
+      {"head_dim", "128", "Q and K head size: 64 | 80 | 96 | 128 | 192 | 256", headDimSpec()},
+      {"head_dim_v", "head_dim", "V and O head size (DeepSeek prefill: head_dim=192, head_dim_v=128)",
+       headDimSpec({"head_dim"})},
       {"causal", "0", "1: causal mask", ParamSpec::integer(0, 1)},
       {"window", "0", "sliding window: each query sees this many keys up to its own (0: off)",
        ParamSpec::integer(0, int64_t(1) << 20)},
@@ -498,11 +546,23 @@ KernelInfo attentionKernelInfo() {
   // gfx1151 (wave32 WMMA): 32 keys per step; with 16-byte K/V loads a 64-key
   // step takes 247-256 of its 256 VGPRs and spills with GQA. AMD keeps one
   // stage: two of 64 x 64 need 88 KiB of LDS (P goes through LDS there).
+  // Head sizes above 128: AMD halves the key block until Q, K, V and P fit
+  // the 64 KiB of LDS (D = 192: 32 keys, 52 KiB; D = 256: 16 keys, 50 KiB; the
+  // registers then hold O [64, 256] in 64 of wave64's VGPRs, 128 of wave32's);
+  // NVIDIA spreads O [64, D] over 8 warps (D/4 registers a thread; over 4
+  // warps D = 192 spills) with 32-key steps (64 spill at D = 256).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    const auto [d, dv] = givenHeadDims(p);
     if (t.vendor == Vendor::NVIDIA) {
       p.try_emplace("stages", "2");
-    } else if (t.waveSize == 32) {
-      p.try_emplace("block_n", "32");
+      if (std::max(d, dv) > 128) {
+        p.try_emplace("waves", "8");
+        p.try_emplace("block_n", "32");
+      }
+    } else {
+      const int64_t bm = givenInteger(p, "block_m", 64), stages = givenInteger(p, "stages", 1);
+      const int64_t bn = givenInteger(p, "block_n", t.waveSize == 32 ? 32 : 64);
+      p.try_emplace("block_n", std::to_string(keyBlockForLds(t, bm, bn, d, dv, stages)));
     }
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
@@ -533,8 +593,8 @@ std::string attentionBwdKernelName(const AttentionBwdConfig &b) {
   if (b.part == AttentionBwdConfig::Part::Forward)
     return attentionKernelName(c);
   return std::string("attn_bwd_") + (b.part == AttentionBwdConfig::Part::DQ ? "dq_" : "dkdv_") +
-         dtypeName(c.dtype) + "_h" + std::to_string(c.heads) + "_kv" + std::to_string(c.kvHeads) + "_d" +
-         std::to_string(c.headDim) + (c.causal ? "_causal" : "") +
+         dtypeName(c.dtype) + "_h" + std::to_string(c.heads) + "_kv" + std::to_string(c.kvHeads) + "_" +
+         headDimsName(c) + (c.causal ? "_causal" : "") +
          (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(b.blockM) + "x" +
          std::to_string(b.blockN) + "_w" + std::to_string(c.waves);
 }
@@ -542,7 +602,7 @@ std::string attentionBwdKernelName(const AttentionBwdConfig &b) {
 static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
   using namespace dsl;
   const AttentionConfig &c = bc.attn;
-  const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim;
+  const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim, Dv = c.valueDim();
   const double log2e = 1.4426950408889634;
   KernelBuilder kb(attentionBwdKernelName(bc), {.numWaves = c.waves});
   const dsl::TensorOptions headRowOpts = headRows(c.dtype);
@@ -556,21 +616,21 @@ static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
   Index qb = kb.blockId(0), h = kb.blockId(1), b = kb.blockId(2);
   Index kvh = h / (c.heads / c.kvHeads);
   Sequence sq = sequenceOf(kb, cuQ, cuK, b);
-  Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {sq.lq, D}), dOs = kb.window(dO, {sq.qStart, h * D}, {sq.lq, D});
-  Tensor Os = kb.window(O, {sq.qStart, h * D}, {sq.lq, D}), dQs = kb.window(dQ, {sq.qStart, h * D}, {sq.lq, D});
+  Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {sq.lq, D}), dOs = kb.window(dO, {sq.qStart, h * Dv}, {sq.lq, Dv});
+  Tensor Os = kb.window(O, {sq.qStart, h * Dv}, {sq.lq, Dv}), dQs = kb.window(dQ, {sq.qStart, h * D}, {sq.lq, D});
   Tensor Ls = kb.window(LSE, {sq.qStart, h}, {sq.lq, 1}), Ds = kb.window(Delta, {sq.qStart, h}, {sq.lq, 1});
-  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D}), Vs = kb.window(V, {sq.kStart, kvh * D}, {sq.lk, D});
+  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D}), Vs = kb.window(V, {sq.kStart, kvh * Dv}, {sq.lk, Dv});
   Index q0 = qb * BM;
   auto keys = keysSeenBy(c, sq, q0, BM);
   Index maskRow = q0 + sq.lk - sq.lq, lk = sq.lk;
 
-  Tile qT = kb.ldsTile("q_lds", {BM, D}, c.dtype), doT = kb.ldsTile("do_lds", {BM, D}, c.dtype);
-  Tile kT = kb.ldsTile("k_lds", {BN, D}, c.dtype), vT = kb.ldsTile("v_lds", {BN, D}, c.dtype);
+  Tile qT = kb.ldsTile("q_lds", {BM, D}, c.dtype), doT = kb.ldsTile("do_lds", {BM, Dv}, c.dtype);
+  Tile kT = kb.ldsTile("k_lds", {BN, D}, c.dtype), vT = kb.ldsTile("v_lds", {BN, Dv}, c.dtype);
   Tile dsT = kb.ldsTile("ds_lds", {BM, BN}, c.dtype);
   Tile s = kb.regTile("s", {BM, BN}, DType::f32), dp = kb.regTile("dp", {BM, BN}, DType::f32);
   Tile dq = kb.regTile("dq", {BM, D}, DType::f32);
-  Tile o = kb.regTile("o", {BM, D}, c.dtype), dor = kb.regTile("do", {BM, D}, c.dtype);  // as loaded
-  Tile prod = kb.regTile("o_do", {BM, D}, DType::f32);
+  Tile o = kb.regTile("o", {BM, Dv}, c.dtype), dor = kb.regTile("do", {BM, Dv}, c.dtype);  // as loaded
+  Tile prod = kb.regTile("o_do", {BM, Dv}, DType::f32);
   Tile lse = kb.regTile("lse", {BM}, DType::f32), delta = kb.regTile("delta", {BM}, DType::f32);
 
   kb.load(Qs, {q0, 0}, qT);
@@ -614,7 +674,7 @@ static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
 static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
   using namespace dsl;
   const AttentionConfig &c = bc.attn;
-  const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim, G = c.heads / c.kvHeads;
+  const int64_t BM = bc.blockM, BN = bc.blockN, D = c.headDim, Dv = c.valueDim(), G = c.heads / c.kvHeads;
   const double log2e = 1.4426950408889634;
   KernelBuilder kb(attentionBwdKernelName(bc), {.numWaves = c.waves});
   const dsl::TensorOptions headRowOpts = headRows(c.dtype);
@@ -628,17 +688,17 @@ static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
   kb.grid({GridExtent::ceilDiv(maxSeqK, BN), GridExtent::fixed(c.kvHeads), GridExtent::ceilDiv(batch, 1)});
   Index kbk = kb.blockId(0), kvh = kb.blockId(1), b = kb.blockId(2);
   Sequence sq = sequenceOf(kb, cuQ, cuK, b);
-  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D}), Vs = kb.window(V, {sq.kStart, kvh * D}, {sq.lk, D});
-  Tensor dKs = kb.window(dK, {sq.kStart, kvh * D}, {sq.lk, D}), dVs = kb.window(dV, {sq.kStart, kvh * D}, {sq.lk, D});
+  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D}), Vs = kb.window(V, {sq.kStart, kvh * Dv}, {sq.lk, Dv});
+  Tensor dKs = kb.window(dK, {sq.kStart, kvh * D}, {sq.lk, D}), dVs = kb.window(dV, {sq.kStart, kvh * Dv}, {sq.lk, Dv});
   Index k0 = kbk * BN;
   auto queries = queriesSeeing(c, sq, k0, BN);
   Index lk = sq.lk, lq = sq.lq;
 
-  Tile kT = kb.ldsTile("k_lds", {BN, D}, c.dtype), vT = kb.ldsTile("v_lds", {BN, D}, c.dtype);
-  Tile qT = kb.ldsTile("q_lds", {BM, D}, c.dtype), doT = kb.ldsTile("do_lds", {BM, D}, c.dtype);
+  Tile kT = kb.ldsTile("k_lds", {BN, D}, c.dtype), vT = kb.ldsTile("v_lds", {BN, Dv}, c.dtype);
+  Tile qT = kb.ldsTile("q_lds", {BM, D}, c.dtype), doT = kb.ldsTile("do_lds", {BM, Dv}, c.dtype);
   Tile ptT = kb.ldsTile("pt_lds", {BN, BM}, c.dtype), dstT = kb.ldsTile("dst_lds", {BN, BM}, c.dtype);
   Tile s = kb.regTile("s", {BM, BN}, DType::f32), dp = kb.regTile("dp", {BM, BN}, DType::f32);
-  Tile dk = kb.regTile("dk", {BN, D}, DType::f32), dv = kb.regTile("dv", {BN, D}, DType::f32);
+  Tile dk = kb.regTile("dk", {BN, D}, DType::f32), dv = kb.regTile("dv", {BN, Dv}, DType::f32);
   Tile lse = kb.regTile("lse", {BM}, DType::f32), delta = kb.regTile("delta", {BM}, DType::f32);
 
   kb.load(Ks, {k0, 0}, kT);
@@ -647,7 +707,7 @@ static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
   kb.fill(dv, 0.0);
   kb.forLoop(0, G, 1, {.name = "g"}, [&](Index g) {
     Index h = kvh * G + g;
-    Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {lq, D}), dOs = kb.window(dO, {sq.qStart, h * D}, {lq, D});
+    Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {lq, D}), dOs = kb.window(dO, {sq.qStart, h * Dv}, {lq, Dv});
     Tensor Ls = kb.window(LSE, {sq.qStart, h}, {lq, 1}), Ds = kb.window(Delta, {sq.qStart, h}, {lq, 1});
     kb.forLoop(queries.first / BM, cdiv(queries.second, BM), 1, {.name = "qb"}, [&](Index i) {
       Index q0 = i * BM;
@@ -704,8 +764,8 @@ namespace {
 /// for query row i and key j, with A_ij = |dP_ij - Delta_i|:
 ///   P: relative error eP_i = exp(E_i + lseTol_i) - 1 (recomputed scores as in
 ///      the forward, minus the kernel's LSE);
-///   dP = dO.V_j in f32: eDP_ij = (D + 2) u sum|dO||V_j|;
-///   Delta = dO.O in f32 from the kernel's O: eDelta_i = sum_d |dO_id| outTol_id + (D + 2) u sum|dO||O|;
+///   dP = dO.V_j in f32 over Dv values: eDP_ij = (Dv + 2) u sum|dO||V_j|;
+///   Delta = dO.O in f32 from the kernel's O: eDelta_i = sum_d |dO_id| outTol_id + (Dv + 2) u sum|dO||O|;
 ///   dS, rounded to Q's type for the matrix instruction:
 ///      edS_ij = P_ij [(1 + eP)(1 + uIn)(1 + 2u)(A_ij + eDP_ij + eDelta_i) - A_ij] + sub(dS_ij, edS_ij);
 ///   sums over n terms in f32: gamma_n = (n + 8) u;
@@ -722,14 +782,15 @@ Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t>
                             const std::vector<int64_t> &seqK, double scale) {
   Problem prob = attentionProblem(c, seqQ, seqK, scale);
   const int64_t batch = static_cast<int64_t>(seqQ.size()), H = c.heads, KH = c.kvHeads, D = c.headDim;
+  const int64_t Dv = c.valueDim();
   const int64_t totalQ = prob.tensors[0].shape[0], totalK = prob.tensors[1].shape[0];
   const int64_t maxQ = *std::max_element(seqQ.begin(), seqQ.end());
   const int64_t maxK = *std::max_element(seqK.begin(), seqK.end());
   // Tensors 0..6 as the forward's (Q, K, V, O, LSE, cu_seqlens_q, cu_seqlens_k).
-  prob.tensors.push_back({"dO", c.dtype, {totalQ, H * D}});
+  prob.tensors.push_back({"dO", c.dtype, {totalQ, H * Dv}});
   prob.tensors.push_back({"dQ", c.dtype, {totalQ, H * D}, /*output=*/true});
   prob.tensors.push_back({"dK", c.dtype, {totalK, KH * D}, /*output=*/true});
-  prob.tensors.push_back({"dV", c.dtype, {totalK, KH * D}, /*output=*/true});
+  prob.tensors.push_back({"dV", c.dtype, {totalK, KH * Dv}, /*output=*/true});
   prob.tensors.push_back({"Delta", DType::f32, {totalQ, H}, false, {}, /*scratch=*/true});
   auto f32 = [](const char *n, double v, size_t pos) { return ScalarSpec{n, static_cast<float>(v), pos}; };
   auto i32 = [](const char *n, int64_t v, size_t pos) { return ScalarSpec{n, static_cast<float>(v), pos, true}; };
@@ -757,7 +818,7 @@ Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t>
     forward(v, expected, tolerance);  // O, LSE and their tolerances
     const std::vector<double> &q = v[0], &k = v[1], &val = v[2], &dO = v[7];
     const std::vector<double> &O = expected[0], &L = expected[1], &Otol = tolerance[0], &Ltol = tolerance[1];
-    std::vector<double> dQ(totalQ * H * D, 0.0), dK(totalK * KH * D, 0.0), dV(totalK * KH * D, 0.0);
+    std::vector<double> dQ(totalQ * H * D, 0.0), dK(totalK * KH * D, 0.0), dV(totalK * KH * Dv, 0.0);
     std::vector<double> tQ(dQ.size(), 0.0), tK(dK.size(), 0.0), tV(dV.size(), 0.0);
     const int64_t group = H / cfg.kvHeads;
     for (int64_t b = 0; b < batch; ++b) {
@@ -769,25 +830,26 @@ Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t>
           const int64_t row = (q0 + i) * H + h, pos = i + lk - lq;
           if (L[row] == -INFINITY)
             continue;  // no key visible: P = 0
-          const double *qi = &q[row * D], *doi = &dO[row * D], *oi = &O[row * D], *oti = &Otol[row * D];
-          double delta = 0, eDelta = 0, absDO = 0;
-          for (int64_t d = 0; d < D; ++d) {
+          const double *qi = &q[row * D], *doi = &dO[row * Dv], *oi = &O[row * Dv], *oti = &Otol[row * Dv];
+          double delta = 0, eDelta = 0;
+          for (int64_t d = 0; d < Dv; ++d) {
             delta += doi[d] * oi[d];
-            eDelta += std::fabs(doi[d]) * oti[d] + double(D + 2) * u * std::fabs(doi[d] * oi[d]);
-            absDO += std::fabs(doi[d]);
+            eDelta += std::fabs(doi[d]) * oti[d] + double(Dv + 2) * u * std::fabs(doi[d] * oi[d]);
           }
           for (int64_t j = 0; j < lk; ++j) {
             if ((cfg.causal && j > pos) || (cfg.window > 0 && j <= pos - cfg.window))
               continue;
-            const double *kj = &k[((k0 + j) * KH + kh) * D], *vj = &val[((k0 + j) * KH + kh) * D];
+            const double *kj = &k[((k0 + j) * KH + kh) * D], *vj = &val[((k0 + j) * KH + kh) * Dv];
             double dot = 0, mag = 0, dp = 0, eDP = 0;
             for (int64_t d = 0; d < D; ++d) {
               dot += qi[d] * kj[d];
               mag += std::fabs(qi[d] * kj[d]);
+            }
+            for (int64_t d = 0; d < Dv; ++d) {
               dp += doi[d] * vj[d];
               eDP += std::fabs(doi[d] * vj[d]);
             }
-            eDP *= double(D + 2) * u;
+            eDP *= double(Dv + 2) * u;
             const double sij = scale * dot, P = std::exp(sij - L[row]);
             const double E = double(D + 3) * u * std::fabs(scale) * mag +
                              std::ldexp(1.0, -20) * (1 + std::fabs(sij - L[row]) * log2e);
@@ -796,18 +858,19 @@ Problem attentionBwdProblem(const AttentionConfig &c, const std::vector<int64_t>
             const double edSRel = P * ((1 + eP) * (1 + uIn) * (1 + 2 * u) * (A + eDP + eDelta) - A);
             // dS and P as the matrix instructions' operands, in Q's type
             const double edS = edSRel + sub(dS, edSRel), ePOperand = sub(P, P * eP);
-            double *dkj = &dK[((k0 + j) * KH + kh) * D], *dvj = &dV[((k0 + j) * KH + kh) * D];
-            double *tkj = &tK[((k0 + j) * KH + kh) * D], *tvj = &tV[((k0 + j) * KH + kh) * D];
-            for (int64_t d = 0; d < D; ++d) {
+            double *dkj = &dK[((k0 + j) * KH + kh) * D], *dvj = &dV[((k0 + j) * KH + kh) * Dv];
+            double *tkj = &tK[((k0 + j) * KH + kh) * D], *tvj = &tV[((k0 + j) * KH + kh) * Dv];
+            for (int64_t d = 0; d < Dv; ++d) {
               dvj[d] += P * doi[d];
               tvj[d] += std::fabs(doi[d]) * (P * ((1 + eP) * (1 + uIn) * (1 + gK) - 1) + ePOperand);
+            }
+            for (int64_t d = 0; d < D; ++d) {
               dkj[d] += scale * dS * qi[d];
               tkj[d] += std::fabs(scale) * (edS + std::fabs(dS) * gK) * std::fabs(qi[d]) * (1 + 2 * u);
               dQ[row * D + d] += scale * dS * kj[d];
               tQ[row * D + d] += std::fabs(scale) * (edS + std::fabs(dS) * gQ) * std::fabs(kj[d]) * (1 + 2 * u);
             }
           }
-          (void)absDO;
         }
       }
     }
@@ -841,15 +904,37 @@ KernelInfo attentionBwdKernelInfo() {
   }
   info.params.push_back({"part", "dq", "the kernel to compile: fwd (the forward, for O and LSE) | dq | dkdv",
                          ParamSpec::oneOf({"fwd", "dq", "dkdv"})});
-  info.params.push_back({"fwd_block_n", "64", "keys per step of the forward that computes O and LSE (NVIDIA targets: 32)",
-                         ParamSpec::oneOf({"32", "64"})});
+  info.params.push_back({"fwd_block_n", "64",
+                         "keys per step of the forward that computes O and LSE (NVIDIA targets: 32; AMD with "
+                         "head_dim 192: 32, 256: 16)",
+                         ParamSpec::oneOf({"16", "32", "64"})});
   // NVIDIA: 8 warps (dK and dV of a 32-key block in 4 warps spill), and the
-  // forward over 32-key steps (64 spill).
+  // forward over 32-key steps (64 spill; head sizes above 128 pipelined 2
+  // deep, one stage spills at 256). AMD: the forward's key block as the
+  // forward entry picks it for the LDS, and dq's and dkdv's halved until their
+  // tiles fit it too (dkdv's: K, V [BN, D + Dv], Q, dO [BM, D + Dv] and the
+  // transposed P and dS [BN, BM]; head_dim 256: 16 keys). The waves split a
+  // 32 x 32 block's tiles as a grid of 2 x 2 (AMD) or 2 x 4 (NVIDIA): a 16-key
+  // block or a head size that is not a multiple of 32 (80) takes 2 waves on
+  // AMD, 4 warps on NVIDIA. gfx1151 spills a few registers from head_dim 96
+  // up (--emit=report), the price of its 256 VGPRs.
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
-    if (t.vendor != Vendor::NVIDIA)
+    const auto [d, dv] = givenHeadDims(p);
+    const bool oddHeads = d % 32 != 0 || dv % 32 != 0;
+    if (t.vendor == Vendor::NVIDIA) {
+      p.try_emplace("waves", oddHeads ? "4" : "8");
+      p.try_emplace("fwd_block_n", "32");
+      if (std::max(d, dv) > 128)
+        p.try_emplace("stages", "2");
       return;
-    p.try_emplace("waves", "8");
-    p.try_emplace("fwd_block_n", "32");
+    }
+    p.try_emplace("fwd_block_n", std::to_string(keyBlockForLds(t, 64, 64, d, dv, 1)));
+    int64_t bm = givenInteger(p, "block_m", 32), bn = givenInteger(p, "block_n", 32);
+    while (bn > 16 && 2 * ((bm + bn) * (d + dv) + 2 * bm * bn) > t.ldsBytesPerWorkgroup)
+      bn /= 2;
+    p.try_emplace("block_n", std::to_string(bn));
+    if (bn < 32 || oddHeads)
+      p.try_emplace("waves", "2");
   };
   auto read = [name = info.name, params = info.params](const KernelParams &given) -> Result<std::pair<AttentionBwdConfig, AttentionParams>> {
     ParamReader own(name, params, given);  // part and fwd_block_n are the backward's own
@@ -871,7 +956,7 @@ KernelInfo attentionBwdKernelInfo() {
     b.blockM = a->config.blockM;
     b.blockN = a->config.blockN;
     b.attn.blockM = 64;  // the forward's own blocks
-    b.attn.blockN = fwdBlockN == "32" ? 32 : 64;
+    b.attn.blockN = std::stoll(fwdBlockN);
     if (part == "fwd")
       b.part = AttentionBwdConfig::Part::Forward;
     else if (part == "dq")
@@ -1023,7 +1108,7 @@ Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   Tensor Os = kb.window(O, {outRow, 0}, {G, D});
   Tensor Ls = kb.window(LSE, {outRow, 0}, {G, 1});
 
-  OnlineSoftmax sm(kb, BM, BS, D, c.dtype);
+  OnlineSoftmax sm(kb, BM, BS, D, D, c.dtype);
   kb.load(Qs, {0, 0}, sm.q);
   sm.init();
   kb.forLoop(first, last, 1, {.name = "blk"}, [&](Index j) {
@@ -1136,7 +1221,7 @@ KernelInfo pagedDecodeKernelInfo() {
       {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)", ParamSpec::integer(1, 256)},
       {"seq_k", "300", "the longest context length; --run gives the sequences different lengths up to it "
                        "and a shuffled block table (run-time)", ParamSpec::integer(1, int64_t(1) << 17)},
-      {"head_dim", "128", "64 | 128", ParamSpec::oneOf({"64", "128"})},
+      {"head_dim", "128", "64 | 80 | 96 | 128 | 192 | 256", headDimSpec()},
       {"block_size", "16", "tokens per KV-cache block: 16 | 32", ParamSpec::oneOf({"16", "32"})},
       {"q_per_seq", "1", "new query tokens per sequence (causal among them)", ParamSpec::integer(1, 8)},
       {"dtype", "bf16", "bf16 | f16 (Q, KV cache, O; LSE is f32)", ParamSpec::dtype({DType::bf16, DType::f16})},

@@ -20,20 +20,24 @@ struct AttentionConfig {
   DType dtype = DType::bf16;  ///< Q, K, V and O (bf16 or f16); scores, softmax and LSE in f32
   int64_t heads = 8;          ///< query heads
   int64_t kvHeads = 8;        ///< key/value heads (divides heads: GQA, MQA when 1)
-  int64_t headDim = 128;      ///< 64 or 128
+  int64_t headDim = 128;      ///< Q and K head size: 64, 80, 96, 128, 192 or 256
+  int64_t headDimV = 0;       ///< V and O head size (DeepSeek prefill: 192 / 128); 0: headDim
   bool causal = false;        ///< causal mask, aligned to the bottom right when seq_q != seq_k
   int64_t window = 0;         ///< > 0: sliding window of this many keys (the query's own included)
   int64_t blockM = 64;        ///< query rows per workgroup
   int64_t blockN = 64;        ///< keys per step of the key loop
   int waves = 4;              ///< wavefronts per workgroup
   int stages = 1;             ///< software-pipelining depth of the key loop (K and V of the next blocks prefetched)
+
+  int64_t valueDim() const { return headDimV > 0 ? headDimV : headDim; }
 };
 
-/// "attn_fwd_bf16_h8_kv2_d128_causal_64x64_w4" (and "_s2" with 2 stages).
+/// "attn_fwd_bf16_h8_kv2_d128_causal_64x64_w4" (and "_s2" with 2 stages,
+/// "_d192v128" where V's head size differs from Q's and K's).
 std::string attentionKernelName(const AttentionConfig &config);
 
-/// Kernel arguments, in order: Q [total_q, heads*D], K and V [total_k,
-/// kv_heads*D], O [total_q, heads*D] (output, Q's type), LSE [total_q, heads]
+/// Kernel arguments, in order: Q [total_q, heads*D], K [total_k, kv_heads*D],
+/// V [total_k, kv_heads*Dv], O [total_q, heads*Dv] (output, Q's type), LSE [total_q, heads]
 /// (output, f32, natural log), cu_seqlens_q and cu_seqlens_k [batch+1] (i32),
 /// softmax_scale (f32), max_seqlen_q (i32: sizes the grid), batch (i32).
 Result<Kernel> buildAttention(const AttentionConfig &config);
@@ -63,6 +67,7 @@ struct AttentionBwdConfig {
 /// "attn_bwd_dq_bf16_h8_kv8_d128_32x64_w4" (the forward part: attentionKernelName).
 std::string attentionBwdKernelName(const AttentionBwdConfig &config);
 
+/// dO, like O, is [total_q, heads*Dv]; dV like V, dQ like Q, dK like K.
 /// dq arguments: Q, K, V, O, LSE, dO, cu_seqlens_q, cu_seqlens_k, dQ, Delta
 /// [total_q, heads] f32 (written), softmax_scale, max_seqlen_q, batch.
 /// dkdv arguments: Q, K, V, LSE, dO, Delta, cu_seqlens_q, cu_seqlens_k, dK, dV,
