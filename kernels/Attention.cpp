@@ -247,9 +247,9 @@ std::pair<dsl::Index, dsl::Index> queriesSeeing(const AttentionConfig &c, const 
 } // namespace
 
 /// Q, K, V and O (their gradients, the KV cache) are [tokens, heads * head_dim]
-/// with head_dim 64 or 128: rows of whole heads, so loads of 16 bytes stay
-/// inside a row and aligned (launches check the innermost extent and the
-/// alignment).
+/// with every head size a multiple of 8: rows of whole heads, so loads of 16
+/// bytes stay inside a row and aligned (launches check the innermost extent
+/// and the alignment).
 dsl::TensorOptions headRows(DType t) { return {.divisibility = 16 / dtypeBytes(t)}; }
 
 Result<Kernel> buildAttention(const AttentionConfig &c) {
@@ -1265,9 +1265,14 @@ KernelInfo pagedDecodeKernelInfo() {
   };
   // Wave32 targets with 32-token blocks: two waves share the 16-byte loads of
   // a K/V block (one wave holds 16 loads of each in flight and spills).
+  // NVIDIA with head sizes above 128: two warps share O [16, D] (one spills).
+  // gfx1151 with 16-token blocks keeps one wave (a 16 x 16 S does not split)
+  // and spills a few registers at head_dim 80 and 256 (--emit=report).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     auto bs = p.find("block_size");
     if (t.waveSize == 32 && bs != p.end() && bs->second == "32")
+      p.try_emplace("waves", "2");
+    if (t.vendor == Vendor::NVIDIA && givenHeadDims(p).first > 128)
       p.try_emplace("waves", "2");
   };
   info.build = [read](const KernelParams &given) -> Result<Kernel> {

@@ -84,7 +84,7 @@ struct PagedDecodeConfig {
   DType dtype = DType::bf16;  ///< Q, the KV cache and O (bf16 or f16)
   int64_t heads = 8;
   int64_t kvHeads = 8;        ///< divides heads; the heads sharing a kv head are one tile's rows
-  int64_t headDim = 128;      ///< 64 or 128
+  int64_t headDim = 128;      ///< 64, 80, 96, 128, 192 or 256 (one size for Q, K and V)
   int64_t blockSize = 16;     ///< tokens per cache block: 16 or 32
   int64_t qPerSeq = 1;        ///< new query tokens per sequence (the last ones of its context; causal among them)
   int waves = 1;

@@ -1,9 +1,10 @@
 // Roofline model of the shipped attention kernels (issue 5), as tilec compiles
-// them for each target's device (MI300X, Strix Halo, one MI250X GCD). Modelled,
-// never measured: no AMD GPU is involved.
+// them for each target's device (MI300X, Strix Halo, one MI250X GCD) with the
+// target's default tiles. Modelled, never measured: no AMD GPU is involved.
 //
 //   BM_ModelAttention/<kernel>/<arch>/<case>  counters:
-//     flop            useful FLOPs: 4 * D per visible (query, key) pair (S and P V)
+//     flop            useful FLOPs: 2 * (D + Dv) per visible (query, key) pair (S over
+//                     head_dim D, P V over head_dim_v Dv)
 //     matrix_instr    matrix instructions the kernel issues (whole blocks, masked or
 //                     not; the instruction and tile shapes read from the compiled IR)
 //     matrix_us       their cycles spread evenly over every SIMD of the device
@@ -46,6 +47,13 @@ const AttentionCase kCases[] = {
      {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}}, 1, 4096, 4096},
     {"prefill_b8_h16_kv16_s1024_d64_causal", "attention",
      {{"heads", "16"}, {"kv_heads", "16"}, {"head_dim", "64"}, {"causal", "1"}}, 8, 1024, 1024},
+    // Head size 256 (Gemma 2: 16 heads over 8 kv heads) and DeepSeek-V3's prefill
+    // (128 heads, 192 for Q and K, 128 for V).
+    {"prefill_b1_h16_kv8_s4096_d256_causal", "attention",
+     {{"heads", "16"}, {"kv_heads", "8"}, {"head_dim", "256"}, {"causal", "1"}}, 1, 4096, 4096},
+    {"prefill_b1_h128_kv128_s4096_d192v128_causal", "attention",
+     {{"heads", "128"}, {"kv_heads", "128"}, {"head_dim", "192"}, {"head_dim_v", "128"}, {"causal", "1"}}, 1, 4096,
+     4096},
     {"decode_b32_h32_kv8_ctx4096_d128", "paged_decode",
      {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}}, 32, 1, 4096},
 };
@@ -60,7 +68,8 @@ void BM_ModelAttention(benchmark::State &state, std::string arch, AttentionCase 
     state.SkipWithError("unknown kernel or target");
     return;
   }
-  tilec::Result<tilec::Kernel> k = info->build(c.params);
+  const tilec::kernels::KernelParams params = tilec::kernels::withTargetDefaults(*info, c.params, arch);
+  tilec::Result<tilec::Kernel> k = info->build(params);
   if (!k) {
     state.SkipWithError(k.error().c_str());
     return;
@@ -76,11 +85,13 @@ void BM_ModelAttention(benchmark::State &state, std::string arch, AttentionCase 
     return;
   }
   const bool decode = std::string(c.kernel) == "paged_decode";
-  const int64_t H = param(*info, c.params, "heads"), KH = param(*info, c.params, "kv_heads");
-  const int64_t D = param(*info, c.params, "head_dim"), G = H / KH;
-  const bool causal = param(*info, c.params, "causal") == 1;
-  const int64_t BM = decode ? std::max<int64_t>(16, (G + 15) / 16 * 16) : param(*info, c.params, "block_m");
-  const int64_t BN = decode ? param(*info, c.params, "block_size") : param(*info, c.params, "block_n");
+  const int64_t H = param(*info, params, "heads"), KH = param(*info, params, "kv_heads");
+  const int64_t D = param(*info, params, "head_dim"), G = H / KH;
+  auto dv = params.find("head_dim_v");  // attention's default: head_dim
+  const int64_t Dv = dv != params.end() && dv->second != "head_dim" ? std::stoll(dv->second) : D;
+  const bool causal = param(*info, params, "causal") == 1;
+  const int64_t BM = decode ? std::max<int64_t>(16, (G + 15) / 16 * 16) : param(*info, params, "block_m");
+  const int64_t BN = decode ? param(*info, params, "block_size") : param(*info, params, "block_n");
   const double elem = 2;  // bf16
 
   double flops = 0, steps = 0, l2 = 0, memory = 0;
@@ -98,22 +109,23 @@ void BM_ModelAttention(benchmark::State &state, std::string arch, AttentionCase 
         const int64_t end = causal ? std::min(c.seqK, q0 + BM + c.seqK - c.seqQ) : c.seqK;
         steps += double((std::max<int64_t>(end, 0) + BN - 1) / BN);
         for (int64_t i = q0; i < std::min(c.seqQ, q0 + BM); ++i)
-          flops += 4.0 * D * double(causal ? std::min(c.seqK, std::max<int64_t>(0, i + c.seqK - c.seqQ + 1)) : c.seqK);
+          flops += 2.0 * (D + Dv) *
+                   double(causal ? std::min(c.seqK, std::max<int64_t>(0, i + c.seqK - c.seqQ + 1)) : c.seqK);
       }
       steps *= double(c.batch * H);
       flops *= double(c.batch * H);
-      l2 = steps * BN * D * 2 * elem + double(c.batch) * H * c.seqQ * D * elem;
-      memory = double(c.batch) * (c.seqQ * H * D * 2 * elem + c.seqK * KH * D * 2 * elem + c.seqQ * H * 4);
+      l2 = steps * BN * (D + Dv) * elem + double(c.batch) * H * c.seqQ * D * elem;
+      memory = double(c.batch) * (c.seqQ * H * (D + Dv) * elem + c.seqK * KH * (D + Dv) * elem + c.seqQ * H * 4);
     }
     benchmark::DoNotOptimize(flops);
   }
-  // Two gemms per key step: S = Q K^T (BM x BN x D) and P V (BM x D x BN).
-  const double instr = steps * 2.0 * double(BM * BN * D) / double(mi->m * mi->n * mi->k);
+  // Two gemms per key step: S = Q K^T (BM x BN x D) and P V (BM x Dv x BN).
+  const double instr = steps * double(BM * BN * (D + Dv)) / double(mi->m * mi->n * mi->k);
   const double cycles = instr * mi->cycles;
   // Each key step also costs its barriers and loop control, which the waves
   // of one workgroup cannot hide behind their own matrix work (the GEMM
   // model's kKStepOverheadCycles); workgroups resident together overlap.
-  const int waves = static_cast<int>(param(*info, c.params, "waves"));
+  const int waves = static_cast<int>(param(*info, params, "waves"));
   const int resident = std::max(1, tilec::tune::residentWorkgroups(*target, *peaks, ck->report.vgpr, ck->report.agpr,
                                                                     ck->report.ldsBytes, waves));
   const double overheadSec =

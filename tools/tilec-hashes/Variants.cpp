@@ -66,6 +66,13 @@ const std::vector<Entry> &entries() {
       {"attention", {{"kv_heads", "2"}}},
       {"attention", {{"varlen", "1"}, {"batch", "3"}, {"causal", "1"}, {"kv_heads", "2"}}},
       {"attention", {{"head_dim", "64"}}},
+      // The other head sizes, with each target's tiles for them, and DeepSeek's
+      // prefill (192 for Q and K, 128 for V).
+      {"attention", {{"head_dim", "80"}}},
+      {"attention", {{"head_dim", "96"}}},
+      {"attention", {{"head_dim", "192"}}},
+      {"attention", {{"head_dim", "256"}}},
+      {"attention", {{"head_dim", "192"}, {"head_dim_v", "128"}, {"causal", "1"}}},
       // Attention backward: its three kernels, plain and causal with GQA.
       {"attention_bwd", {{"part", "fwd"}}},
       {"attention_bwd", {{"part", "dq"}}},
@@ -73,6 +80,11 @@ const std::vector<Entry> &entries() {
       {"attention_bwd", {{"part", "dq"}, {"causal", "1"}, {"kv_heads", "2"}}},
       {"attention_bwd", {{"part", "dkdv"}, {"causal", "1"}, {"kv_heads", "2"}}},
       {"attention_bwd", {{"part", "dq"}, {"dtype", "f16"}}},
+      {"attention_bwd", {{"part", "dq"}, {"head_dim", "80"}}},
+      {"attention_bwd", {{"part", "dkdv"}, {"head_dim", "256"}}},
+      {"attention_bwd", {{"part", "fwd"}, {"head_dim", "192"}, {"head_dim_v", "128"}}},
+      {"attention_bwd", {{"part", "dq"}, {"head_dim", "192"}, {"head_dim_v", "128"}}},
+      {"attention_bwd", {{"part", "dkdv"}, {"head_dim", "192"}, {"head_dim_v", "128"}}},
       // Paged decode: one pass, split-KV (attend and combine), GQA, 32-token
       // blocks, several new queries per sequence.
       {"paged_decode", {}},

@@ -65,6 +65,16 @@ void attentionShape(Rng &rng, KernelParams &p) {
   p["causal"] = pick(rng, {"0", "1"});
 }
 
+/// attentionShape with any of the prefill kernels' head sizes, one time in
+/// four DeepSeek's V head size of 128 under Q and K's 192.
+void prefillHeadSizes(Rng &rng, KernelParams &p) {
+  p["head_dim"] = pick(rng, {"64", "80", "96", "128", "192", "256"});
+  if (uniform(rng, 0, 3) == 0) {
+    p["head_dim"] = "192";
+    p["head_dim_v"] = "128";
+  }
+}
+
 /// A batch of up to maxBatch sequences (ragged or not) of 1..maxSeq queries and keys.
 void sequences(Rng &rng, KernelParams &p, int64_t maxBatch, int64_t maxSeq) {
   p["batch"] = std::to_string(uniform(rng, 1, maxBatch));
@@ -76,6 +86,7 @@ void sequences(Rng &rng, KernelParams &p, int64_t maxBatch, int64_t maxSeq) {
 KernelParams attentionParams(Rng &rng, const std::string &) {
   KernelParams p;
   attentionShape(rng, p);
+  prefillHeadSizes(rng, p);
   sequences(rng, p, 3, 150);
   if (uniform(rng, 0, 3) == 0)
     p["window"] = std::to_string(uniform(rng, 1, 64));
@@ -85,6 +96,7 @@ KernelParams attentionParams(Rng &rng, const std::string &) {
 KernelParams attentionBwdParams(Rng &rng, const std::string &) {
   KernelParams p;
   attentionShape(rng, p);
+  prefillHeadSizes(rng, p);
   sequences(rng, p, 2, 90);
   return p;
 }
