@@ -1,6 +1,6 @@
 #include "Registry.h"
 
-#include "Attention.h"
+#include "attention/Attention.h"
 #include "Gemm.h"
 #include "Moe.h"
 #include "elementwise/RmsNorm.h"

@@ -17,7 +17,7 @@
 //                     (the softmax's VALU work and latency are not modelled)
 //     modelled_tflops, pct_peak (of the device's dense matrix peak for the type),
 //     pct_bandwidth (of its memory bandwidth: what bounds decode)
-#include "Attention.h"
+#include "attention/Attention.h"
 #include "ModelCommon.h"
 #include "Registry.h"
 #include "Tune/CostModel.h"

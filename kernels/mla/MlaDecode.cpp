@@ -20,7 +20,7 @@
 // chunks of latent_chunk columns, each one LDS tile of Q and of the step and
 // one O accumulator; the RoPE part is a tile of its own, so that P V takes the
 // latent chunks as V without a copy. The online softmax is the prefill
-// kernel's (kernels/Attention.cpp); rows past the context read 0 (the step's
+// kernel's (kernels/attention/Forward.cpp); rows past the context read 0 (the step's
 // window is clipped to it) and are masked. docs/mla.md has the details.
 //
 // Tile configuration and budget (defaults; bf16 Q, O and cache):
@@ -44,7 +44,7 @@
 // a fixed order.
 #include "mla/MlaDecode.h"
 
-#include "Attention.h"
+#include "attention/Attention.h"
 #include "Params.h"
 
 #include <algorithm>
@@ -205,7 +205,7 @@ Result<Kernel> buildMlaDecode(const MlaDecodeConfig &c) {
     kb.scale(s, s, scale);
     kb.scale(s, s, log2e);
     kb.mask(s, 0, t0, ctx, {});
-    // ---- online softmax (kernels/Attention.cpp, OnlineSoftmax::step)
+    // ---- online softmax (kernels/attention/Common.h, OnlineSoftmax::step)
     kb.reduce(ReduceKind::max, s, mNew);
     kb.max(mNew, mNew, m);
     kb.subExp2(p, s, mNew);

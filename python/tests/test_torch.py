@@ -401,7 +401,7 @@ class GpuTest(unittest.TestCase):
             qs, ks, vs = (t[start:start + n].transpose(0, 1).float() for t in (q, k, v))
             ks, vs = (t.repeat_interleave(q.shape[1] // k.shape[1], dim=0) for t in (ks, vs))
             ref = F.scaled_dot_product_attention(qs, ks, vs, is_causal=True).transpose(0, 1)
-            # The kernel's own bound (kernels/Attention.cpp, kToleranceRule):
+            # The kernel's own bound (kernels/attention/Reference.cpp, kToleranceRule):
             # |O - ref| <= rel*A + uIn*(|ref| + rel*A), A = sum_j p_j |v_j|,
             # uIn = 2^-8 (bf16), rel = uIn + the f32 terms (below 2^-14 for
             # these sizes), so rel <= 1.01 * 2^-8.

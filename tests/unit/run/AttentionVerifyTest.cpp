@@ -1,4 +1,4 @@
-// The shipped attention kernels (kernels/Attention.cpp), run in the CPU
+// The shipped attention kernels (kernels/attention/), run in the CPU
 // wavefront emulator on every target and verified against the double-precision
 // reference with the tolerance the problem derives from the data type and the
 // sequence length (attentionProblem: P rounded to Q's type dominates, 2^-8
@@ -8,7 +8,7 @@
 // no key: O = 0, LSE = -inf); the other head sizes (80, 96, 192, 256 and
 // DeepSeek's 192 for Q and K with 128 for V) on short sequences, with each
 // target's default tiles for them. Zero out-of-bounds accesses and races each time.
-#include "Attention.h"
+#include "attention/Attention.h"
 #include "Run.h"
 #include "RunChecks.h"
 

@@ -1,5 +1,7 @@
 // Attention in the tilec DSL: FlashAttention-2 style forward (prefill) over a
-// packed, variable-length batch (see Attention.cpp).
+// packed, variable-length batch (kernels/attention/Forward.cpp), its backward
+// (Backward.cpp), decode over a paged KV cache (PagedDecode.cpp) and the
+// double-precision reference they share (Reference.cpp).
 #pragma once
 
 #include "Registry.h"

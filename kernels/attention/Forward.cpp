@@ -1,0 +1,234 @@
+// Attention forward (prefill), FlashAttention-2 style, in the tilec DSL.
+//
+// Layout (packed variable-length batch, as inference engines pack prefill):
+//   Q, O   [total_q, heads * D]      sequence b is rows cu_seqlens_q[b] .. cu_seqlens_q[b+1]
+//   K, V   [total_k, kv_heads * D]   likewise with cu_seqlens_k; head h reads kv head
+//                                     h / (heads / kv_heads) (GQA; MQA with one kv head)
+//   LSE    [total_q, heads] f32       log-sum-exp of each query row's scores (natural log),
+//                                     for the backward pass and split-KV combining
+// Grid: ceil(max_seqlen_q / BM) x heads x batch; one workgroup computes BM query rows of
+// one head of one sequence. Windows (tile.window) cut that sequence's rows and that head's
+// columns out of the packed tensors, so ragged lengths need no padding: loads past the
+// sequence read 0 and stores past it are dropped.
+//
+// Per workgroup (default BM = BN = 64, D = 128, 4 waves, bf16):
+//   q_lds [BM, D]        the query block, loaded once               16 KiB
+//   k_lds, v_lds [BN, D] one key/value block per step (per stage)    32 KiB
+//   p.lds [BM, BN]       the probabilities, rounded to Q's type       8 KiB
+//                        (only where S's accumulator layout is not the
+//                        operand layout of P @ V: AMD; NVIDIA's mma.sync
+//                        reads P from registers, tilec-infer-layouts)
+//   registers: S [BM, BN] and O [BM, D] f32 accumulators, row vectors m, l (f32)
+// Online softmax in base 2: S is scaled by softmax_scale * log2(e), so P = exp2(S - m)
+// and LSE = (m + log2(l)) * ln(2). Causal and sliding-window blocks that are wholly
+// masked are skipped by the key loop's bounds; the blocks on the diagonal are masked
+// (tile.mask). Causal masks align to the bottom right (query i sees keys up to
+// i + seq_k - seq_q), as FlashAttention does when seq_q != seq_k.
+#include "attention/Common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tilec::kernels {
+
+using namespace attention;
+
+std::string attentionKernelName(const AttentionConfig &c) {
+  return "attn_fwd_" + std::string(dtypeName(c.dtype)) + "_h" + std::to_string(c.heads) + "_kv" +
+         std::to_string(c.kvHeads) + "_" + headDimsName(c) + (c.causal ? "_causal" : "") +
+         (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(c.blockM) + "x" +
+         std::to_string(c.blockN) + "_w" + std::to_string(c.waves) +
+         (c.stages > 1 ? "_s" + std::to_string(c.stages) : "");
+}
+
+Result<Kernel> buildAttention(const AttentionConfig &c) {
+  using namespace dsl;
+  if (auto e = kvHeadsError("attention", c.heads, c.kvHeads))
+    return *e;
+  const int64_t BM = c.blockM, BN = c.blockN, D = c.headDim, Dv = c.valueDim();
+
+  KernelBuilder kb(attentionKernelName(c), {.numWaves = c.waves});
+
+  const dsl::TensorOptions headRowOpts = headRows(c.dtype);
+  Tensor Q = kb.tensor("Q", c.dtype, 2, headRowOpts);
+  Tensor K = kb.tensor("K", c.dtype, 2, headRowOpts);
+  Tensor V = kb.tensor("V", c.dtype, 2, headRowOpts);
+  Tensor O = kb.tensor("O", c.dtype, 2, headRowOpts);
+  Tensor LSE = kb.tensor("LSE", DType::f32, 2);
+  Tensor cuQ = kb.tensor("cu_seqlens_q", DType::i32, 1);
+  Tensor cuK = kb.tensor("cu_seqlens_k", DType::i32, 1);
+  Scalar scale = kb.scalarF32("softmax_scale");
+  Index maxSeqQ = kb.scalarI32("max_seqlen_q");
+  Index batch = kb.scalarI32("batch");
+
+  kb.grid({GridExtent::ceilDiv(maxSeqQ, BM), GridExtent::fixed(c.heads), GridExtent::ceilDiv(batch, 1)});
+  Index qb = kb.blockId(0), h = kb.blockId(1), b = kb.blockId(2);
+  Index kvh = h / (c.heads / c.kvHeads);
+
+  Sequence sq = sequenceOf(kb, cuQ, cuK, b);
+  Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {sq.lq, D});
+  Tensor Ks = kb.window(K, {sq.kStart, kvh * D}, {sq.lk, D});
+  Tensor Vs = kb.window(V, {sq.kStart, kvh * Dv}, {sq.lk, Dv});
+  Tensor Os = kb.window(O, {sq.qStart, h * Dv}, {sq.lq, Dv});
+  Tensor Ls = kb.window(LSE, {sq.qStart, h}, {sq.lq, 1});
+  Index q0 = qb * BM;
+  auto [keyBegin, keyEnd] = keysSeenBy(c, sq, q0, BM);
+  Index maskRow = q0 + sq.lk - sq.lq;  // query row q0 in key coordinates (may be negative)
+  Index lk = sq.lk;
+
+  OnlineSoftmax sm(kb, BM, BN, D, Dv, c.dtype);
+  kb.load(Qs, {q0, 0}, sm.q);
+  sm.init();
+  // With stages >= 2, tilec-pipeline-loops loads the K and V blocks of the
+  // next steps while this one computes (past the end they read zeros).
+  kb.forLoop(keyBegin / BN, cdiv(keyEnd, BN), 1, {.numStages = c.stages, .name = "kb"}, [&](Index j) {
+    Index k0 = j * BN;
+    kb.load(Ks, {k0, 0}, sm.k);
+    kb.load(Vs, {k0, 0}, sm.v);
+    sm.step(scale, maskRow, k0, lk, {.causal = c.causal, .window = c.window});
+  });
+  sm.finish(Os, Ls, q0);
+
+  Kernel kernel = kb.finish();
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  return kernel;
+}
+
+Problem attentionProblem(const AttentionConfig &c, const std::vector<int64_t> &seqQ,
+                         const std::vector<int64_t> &seqK, double scale) {
+  const int64_t batch = static_cast<int64_t>(seqQ.size()), H = c.heads, KH = c.kvHeads, D = c.headDim;
+  const int64_t Dv = c.valueDim();
+  std::vector<double> cuQ{0}, cuK{0};
+  for (int64_t b = 0; b < batch; ++b) {
+    cuQ.push_back(cuQ.back() + static_cast<double>(seqQ[b]));
+    cuK.push_back(cuK.back() + static_cast<double>(seqK[b]));
+  }
+  const int64_t totalQ = static_cast<int64_t>(cuQ.back()), totalK = static_cast<int64_t>(cuK.back());
+  const int64_t maxQ = *std::max_element(seqQ.begin(), seqQ.end());
+
+  Problem prob;
+  prob.tensors = {
+      {"Q", c.dtype, {totalQ, H * D}},
+      {"K", c.dtype, {totalK, KH * D}},
+      {"V", c.dtype, {totalK, KH * Dv}},
+      {"O", c.dtype, {totalQ, H * Dv}, /*output=*/true},
+      {"LSE", DType::f32, {totalQ, H}, /*output=*/true},
+      {"cu_seqlens_q", DType::i32, {batch + 1}, false, cuQ},
+      {"cu_seqlens_k", DType::i32, {batch + 1}, false, cuK},
+  };
+  // Arguments: Q, K, V, O, LSE, cu_seqlens_q, cu_seqlens_k, then the scalars.
+  prob.scalars = {{"softmax_scale", static_cast<float>(scale), 7},
+                  {"max_seqlen_q", static_cast<float>(maxQ), 8, true},
+                  {"batch", static_cast<float>(batch), 9, true}};
+
+  const double uIn = unitRoundoff(c.dtype);
+  const AttentionConfig cfg = c;
+  prob.toleranceRule = std::string(kToleranceRule) + ", uIn = " + (c.dtype == DType::bf16 ? "2^-8 (bf16)" : "2^-11 (f16)");
+  prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                       std::vector<std::vector<double>> &tolerance) {
+    const std::vector<double> &q = v[0], &k = v[1], &val = v[2];
+    std::vector<double> out(totalQ * H * Dv, 0.0), outTol(totalQ * H * Dv, 0.0);
+    std::vector<double> lse(totalQ * H, 0.0), lseTol(totalQ * H, 0.0);
+    const int64_t group = H / cfg.kvHeads;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t lq = seqQ[b], lk = seqK[b], q0 = static_cast<int64_t>(cuQ[b]), k0 = static_cast<int64_t>(cuK[b]);
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t kh = h / group;
+        for (int64_t i = 0; i < lq; ++i) {
+          const int64_t pos = i + lk - lq;  // the query's position in key coordinates
+          RowKeys keys;
+          keys.count = lk;
+          keys.visible = [&](int64_t j) {
+            return !((cfg.causal && j > pos) || (cfg.window > 0 && j <= pos - cfg.window));
+          };
+          keys.k = [&](int64_t j) { return &k[(k0 + j) * KH * D + kh * D]; };
+          keys.v = [&](int64_t j) { return &val[(k0 + j) * KH * Dv + kh * Dv]; };
+          const int64_t row = (q0 + i) * H + h;
+          attendRow(&q[row * D], D, scale, uIn, cfg.blockN, keys, &out[row * Dv], &outTol[row * Dv], lse[row],
+                    lseTol[row], /*splits=*/1, Dv);
+        }
+      }
+    }
+    expected = {std::move(out), std::move(lse)};
+    tolerance = {std::move(outTol), std::move(lseTol)};
+  };
+  return prob;
+}
+
+KernelInfo attentionKernelInfo() {
+  KernelInfo info;
+  info.name = "attention";
+  info.summary = "FlashAttention-2 forward: O = softmax(Q K^T * scale) V and LSE over a packed varlen batch; "
+                 "bf16/f16, causal, sliding window, GQA/MQA";
+  info.params = {
+      {"batch", "1", "sequences in the batch (run-time; used by --run)", ParamSpec::integer(1, 4096)},
+      {"heads", "8", "query heads", ParamSpec::integer(1, 256)},
+      {"kv_heads", "8", "key/value heads; divides heads (GQA; 1: MQA)", ParamSpec::integer(1, 256)},
+      {"seq_q", "128", "query length, the longest with varlen=1 (run-time; used by --run)",
+       ParamSpec::integer(1, int64_t(1) << 20)},
+      {"seq_k", "seq_q", "key length (run-time; used by --run); causal masks align to the bottom right",
+       ParamSpec::integer(1, int64_t(1) << 20, {"seq_q"})},
+      {"head_dim", "128", "Q and K head size: 64 | 80 | 96 | 128 | 192 | 256", headDimSpec()},
+      {"head_dim_v", "head_dim", "V and O head size (DeepSeek prefill: head_dim=192, head_dim_v=128)",
+       headDimSpec({"head_dim"})},
+      {"causal", "0", "1: causal mask", ParamSpec::integer(0, 1)},
+      {"window", "0", "sliding window: each query sees this many keys up to its own (0: off)",
+       ParamSpec::integer(0, int64_t(1) << 20)},
+      {"dtype", "bf16", "bf16 | f16 (Q, K, V, O; LSE is f32)", ParamSpec::dtype({DType::bf16, DType::f16})},
+      {"varlen", "0", "--run: 1 gives the sequences different lengths up to seq_q (packed, no padding)",
+       ParamSpec::integer(0, 1)},
+      {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(head_dim))", ParamSpec::real({"auto"})},
+      {"block_m", "64", "query rows per workgroup", ParamSpec::integer(16, 256)},
+      {"block_n", "64", "keys per step of the key loop", ParamSpec::integer(16, 256)},
+      {"waves", "4", "wavefronts per workgroup (gfx1151: block_n=32)", ParamSpec::integer(1, 16)},
+      {"stages", "1",
+       "software-pipelining depth of the key loop: 2 loads the next K and V blocks during a step (NVIDIA targets: 2)",
+       ParamSpec::integer(1, 4)},
+  };
+  info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
+    Result<AttentionParams> a = readParams(name, params, given);
+    if (!a)
+      return Error{a.error()};
+    return buildAttention(a->config);
+  };
+  // NVIDIA: FlashAttention-2's 64 x 64 blocks over 4 warps with the key loop
+  // pipelined 2 stages deep (cp.async) and P read from registers: on the H200
+  // (B4 H32 S4096 D128, docs/perf/h200/2026-12-01-attention-pipelined.json)
+  // 195/223 TFLOP/s causal/not, ahead of 128 x 64 over 8 warps (187/212) and
+  // 128 x 32 (158/179 pipelined, 123/133 not). 252 registers, no local memory.
+  // gfx1151 (wave32 WMMA): 32 keys per step; with 16-byte K/V loads a 64-key
+  // step takes 247-256 of its 256 VGPRs and spills with GQA. AMD keeps one
+  // stage: two of 64 x 64 need 88 KiB of LDS (P goes through LDS there).
+  // Head sizes above 128: AMD halves the key block until Q, K, V and P fit
+  // the 64 KiB of LDS (D = 192: 32 keys, 52 KiB; D = 256: 16 keys, 50 KiB; the
+  // registers then hold O [64, 256] in 64 of wave64's VGPRs, 128 of wave32's);
+  // NVIDIA spreads O [64, D] over 8 warps (D/4 registers a thread; over 4
+  // warps D = 192 spills) with 32-key steps (64 spill at D = 256).
+  info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    const auto [d, dv] = givenHeadDims(p);
+    if (t.vendor == Vendor::NVIDIA) {
+      p.try_emplace("stages", "2");
+      if (std::max(d, dv) > 128) {
+        p.try_emplace("waves", "8");
+        p.try_emplace("block_n", "32");
+      }
+    } else {
+      const int64_t bm = givenInteger(p, "block_m", 64), stages = givenInteger(p, "stages", 1);
+      const int64_t bn = givenInteger(p, "block_n", t.waveSize == 32 ? 32 : 64);
+      p.try_emplace("block_n", std::to_string(keyBlockForLds(t, bm, bn, d, dv, stages)));
+    }
+  };
+  info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
+    Result<AttentionParams> a = readParams(name, params, given);
+    if (!a)
+      return Error{a.error()};
+    std::vector<int64_t> lq, lk;
+    runLengths(a->batch, a->seqQ, a->seqK, a->varlen, lq, lk);
+    return attentionProblem(a->config, lq, lk, a->scale);
+  };
+  return info;
+}
+
+} // namespace tilec::kernels
