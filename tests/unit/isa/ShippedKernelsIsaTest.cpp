@@ -55,7 +55,7 @@ struct Axis {
 const std::map<std::string, std::vector<Axis>> &sweptAxes() {
   static const std::map<std::string, std::vector<Axis>> axes = {
       {"gemm", {{"dtype", {"bf16", "f16", "fp8", "bf8"}}, {"out", {"f32", "bf16"}}, {"strided", {"0", "1"}}}},
-      {"attention", {{"dtype", {"bf16", "f16"}}}},
+      {"attention", {{"dtype", {"bf16", "f16"}}, {"head_dim", {"80", "128", "256"}}}},
       {"attention_bwd", {{"dtype", {"bf16", "f16"}}, {"part", {"fwd", "dq", "dkdv"}}}},
       // splits > 1 gives the split-KV attend kernel and the combine kernel.
       {"paged_decode", {{"dtype", {"bf16", "f16"}}, {"splits", {"1", "4"}}, {"part", {"attend", "combine"}}}},
