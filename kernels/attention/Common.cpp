@@ -24,7 +24,7 @@ int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fal
   int64_t v = 0;
   const char *end = it->second.data() + it->second.size();
   auto [ptr, ec] = std::from_chars(it->second.data(), end, v);
-  return ec == std::errc() && ptr == end ? v : fallback;
+  return ec == std::errc() && ptr == end && v >= 1 && v <= (int64_t(1) << 20) ? v : fallback;
 }
 
 std::pair<int64_t, int64_t> givenHeadDims(const KernelParams &p) {
