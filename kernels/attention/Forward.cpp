@@ -19,6 +19,12 @@
 //                        operand layout of P @ V: AMD; NVIDIA's mma.sync
 //                        reads P from registers, tilec-infer-layouts)
 //   registers: S [BM, BN] and O [BM, D] f32 accumulators, row vectors m, l (f32)
+// Head sizes: D (Q, K) and Dv (V, O) each 64, 80, 96, 128, 192 or 256, unpadded;
+// every one is a multiple of the matrix instructions' k and n (16 on AMD, 8 on
+// NVIDIA), so the k loop and O's columns cover them exactly. Above 128 the
+// buffers above outgrow AMD's 64 KiB of LDS at BN = 64: the target defaults
+// halve BN (D = 192: 32 keys, 52 KiB; D = 256: 16 keys, 50 KiB) and give
+// NVIDIA's O [64, D] 8 warps (4 spill) with 32-key steps.
 // Online softmax in base 2: S is scaled by softmax_scale * log2(e), so P = exp2(S - m)
 // and LSE = (m + log2(l)) * ln(2). Causal and sliding-window blocks that are wholly
 // masked are skipped by the key loop's bounds; the blocks on the diagonal are masked
