@@ -404,13 +404,15 @@ KernelInfo gemmKernelInfo() {
   // NVIDIA (measured on the H200, docs/perf/h200): 8 warps; B's LDS tile as
   // B is stored (ldmatrix.trans reads a K x N tile), so that with cp.async
   // (rows of whole 4-byte words, A not transposed on the way in) nothing is
-  // staged in registers: a 128 x 128 x 64 tile over 3 stages in grouped order
-  // (128 x 256 measured 5-15% faster but spills with bf16 output). Rows of
-  // an odd number of 16-bit elements (K = 4097) are read as realigned 16-byte
-  // runs through registers: 128 x 128 x 64 in one stage measured fastest
-  // (1.64 ms at 4097^3 against 1.78 ms for 128 x 128 x 32 over 3 stages,
-  // whose register prefetch costs occupancy; docs/perf/notes.md). A of
-  // layout t (transposed through registers) keeps 128 x 128 x 32.
+  // staged in registers: a 128 x 128 x 64 tile over 3 stages in grouped
+  // order, 128 x 256 where C has at least 2048 rows and columns (0.273 ms
+  // against 0.294 ms at 4096^3, 2.02 against 2.28 ms at 8192^3; at 1000 x
+  // 1000 too few tiles fill the SMs). Rows of an odd number of 16-bit
+  // elements (K = 4097) are read as realigned 16-byte runs through
+  // registers: 128 x 128 x 64 over 2 stages measured fastest (1.29 ms at
+  // 4097^3; 1 stage 1.62, 3 stages 1.37, whose register prefetch costs
+  // occupancy; docs/perf/notes.md). A of layout t (transposed through
+  // registers) keeps 128 x 128 x 32.
   //
   // B's LDS tile follows B's storage (nothing transposed on the way in) where
   // the k-contiguous tile buys no wider reads: NVIDIA (ldmatrix.trans) and
@@ -438,9 +440,11 @@ KernelInfo gemmKernelInfo() {
     const std::string mode = get("strided", "auto");
     const bool strided = mode == "1" || (mode == "auto" && strides);
     const bool wordRows = size("K") % words == 0 && size(transB ? "K" : "N") % words == 0;
-    p.try_emplace("stages", transA || strided || wordRows ? "3" : "1");
+    p.try_emplace("stages", transA || strided || wordRows ? "3" : "2");
     if (!transA && !strided)
       p.try_emplace("block_k", "64");
+    if (!transA && !strided && wordRows && size("M") >= 2048 && size("N") >= 2048)
+      p.try_emplace("block_n", "256");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
     ParamReader p(name, params, given);

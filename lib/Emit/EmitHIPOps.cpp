@@ -362,7 +362,11 @@ LogicalResult Emitter::emitOp(Operation &op) {
         }
         // An A in registers (tilec-infer-layouts kept it there: its
         // accumulator layout is the instruction's operand layout).
-        const char *fn = a.isReg() ? "tl::gemm_acc_a<" : "tl::gemm<";
+        // A warpgroup gemm left running only issues here (its loop emits
+        // the waits).
+        const char *fn = a.isReg()                                   ? "tl::gemm_acc_a<"
+                         : g->hasAttr(pattr::kMatrixGroupsInFlight) ? "tl::gemm_issue<"
+                                                                      : "tl::gemm<";
         line() << fn << *atom << ", " << (g.getTransposeB() ? "true" : "false") << sched << ">("
                << name(g.getC()) << ", " << name(g.getA()) << ", " << name(g.getB()) << ");\n";
         return success();
@@ -436,8 +440,19 @@ LogicalResult Emitter::emitOp(Operation &op) {
         if (pending)  // this iteration's copies have landed once at most `pending` groups are in flight
           line() << "tl::async_wait<" << pending.getInt() << ">();\n";
         LogicalResult r = emitBlock(*loop.getBody());
+        SmallVector<std::pair<tile::GemmOp, int64_t>> running;  // gemms left running, and the groups they keep
+        for (Operation &op : *loop.getBody())
+          if (auto g = dyn_cast<tile::GemmOp>(op))
+            if (auto n = g->getAttrOfType<IntegerAttr>(pattr::kMatrixGroupsInFlight))
+              running.push_back({g, n.getInt()});
+        for (auto [g, n] : running)
+          line() << "tl::gemm_wait<" << n << ">(" << name(g.getC()) << ");  // at most " << n
+                 << " group(s) of its matrix instructions still running\n";
         --indent;
         line() << "}\n";
+        for (auto [g, n] : running)
+          if (n > 0)
+            line() << "tl::gemm_wait<0>(" << name(g.getC()) << ");\n";
         if (pending)  // copies issued for iterations past the end
           line() << "tl::async_wait<0>();\n";
         return r;

@@ -384,6 +384,9 @@ static std::vector<TargetInfo> buildTargets() {
       .vgprGranule = 8,
       .maxVgprPerWave = 255,
       .hasAgprs = false,
+      // Registers besides accumulators and prefetched tiles: the default
+      // 4097^3 GEMM (wgmma, operands in shared memory) uses 54 of them.
+      .reservedVgprs = 96,
       .matrixInstrs = {
           {.name = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
            .builtin = "mma_m16n8k16_bf16",

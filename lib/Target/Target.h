@@ -138,6 +138,12 @@ struct TargetInfo {
   int vgprGranule;
   int maxVgprPerWave;      ///< arch VGPRs
   bool hasAgprs;
+  /// VGPRs per lane that pipelining keeps free for everything but
+  /// accumulators and register-prefetched tiles (operand fragments, addresses,
+  /// loop state) when it decides whether a register prefetch fits. AMD: 128
+  /// (the default GEMM on gfx1151, 128 accumulator VGPRs + 32 prefetch VGPRs,
+  /// spills with register prefetch and fits without it).
+  int reservedVgprs = 128;
   std::vector<MatrixInstr> matrixInstrs;
   /// Buffer resource word 3 (docs/hardware.md section 4).
   unsigned bufferRsrcFlags; ///< 0 on NVIDIA (no buffer resources)

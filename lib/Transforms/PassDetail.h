@@ -116,6 +116,11 @@ inline constexpr const char *kColBlock = "col_block";
 inline constexpr const char *kMatrixScope = "matrix_scope";
 inline constexpr const char *kInterleaveVmem = "interleave_vmem";  // i64 on tile.gemm: interleave; global loads per lane in its region
 inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setprio 1 around its matrix instructions
+/// i64 N on a warpgroup tile.gemm in a pipelined loop (tilec-pipeline-loops):
+/// its instructions are left running while the ops after it issue; at the end
+/// of each iteration the loop waits until at most N of its instruction groups
+/// are in flight (0 or 1), and after the loop until none is.
+inline constexpr const char *kMatrixGroupsInFlight = "matrix_groups_in_flight";
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles
 // Elements per access, on allocs (absent: 1), chosen by tilec-allocate-lds:
 inline constexpr const char *kLoadVec = "load_vec";    // global loads of the tile.load ops filling the tile

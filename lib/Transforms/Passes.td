@@ -20,6 +20,17 @@ def TilecPipelineLoops : Pass<"tilec-pipeline-loops", "mlir::func::FuncOp"> {
     the kernel's other tiles, S is lowered to the largest count that fits and
     a remark says so; S = 1 leaves the loop alone.
 
+    Targets with asynchronous copies (cp.async) copy iteration j+S-1 straight
+    into its buffer instead (`tile.async`; `tile.async_pending` groups may
+    stay in flight at the top of an iteration). When the loop's one gemm runs
+    on a warpgroup instruction (wgmma: selected before this pass), the gemm
+    gets `matrix_groups_in_flight = N`: its instructions keep running while
+    the loop issues its next memory work (`tilec-schedule-waves` moves that
+    work after it), and each iteration ends waiting until at most N groups
+    remain. N = 1 with asynchronous copies and S >= 4, the copies then going
+    S-2 iterations ahead (the buffer they fill was read two iterations back);
+    otherwise N = 0.
+
     Before (S = 2):
     ```mlir
     scf.for %k = %c0 to %n step %c1 {
@@ -150,6 +161,11 @@ def TilecScheduleWaves : Pass<"tilec-schedule-waves", "mlir::func::FuncOp"> {
       while the other does math. Needs an even number of waves and the loop
       pipelined with `num_stages >= 3` (otherwise one group would commit into
       the buffer the other still reads).
+
+    In every pipelined loop whose gemm has `matrix_groups_in_flight`
+    (`tilec-pipeline-loops`), the copies for later iterations (or the commit
+    of the prefetched tile and the next prefetch) move after the gemm, so they
+    issue while its warpgroup instructions run.
 
     Then, on every function, it checks that every wave reaches the same
     barriers in the same order: it counts the barriers each wave group

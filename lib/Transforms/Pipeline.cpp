@@ -10,10 +10,12 @@ namespace tilec {
 
 void buildTilecPipeline(OpPassManager &pm, const PipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  // Instructions first: pipelining keeps a warpgroup gemm's instructions in
+  // flight across iterations, and needs to know it has one.
+  fpm.addPass(createTilecSelectMatrixInstr(TilecSelectMatrixInstrOptions{options.arch}));
   fpm.addPass(createTilecPipelineLoops(TilecPipelineLoopsOptions{options.arch}));
   fpm.addPass(mlir::createCanonicalizerPass());
   fpm.addPass(mlir::createCSEPass());
-  fpm.addPass(createTilecSelectMatrixInstr(TilecSelectMatrixInstrOptions{options.arch}));
   fpm.addPass(createTilecInferLayouts());
   fpm.addPass(createTilecAllocateLDS(TilecAllocateLDSOptions{options.arch}));
   fpm.addPass(createTilecInsertBarriers());

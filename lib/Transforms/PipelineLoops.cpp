@@ -19,11 +19,6 @@ using namespace tilec;
 namespace {
 
 constexpr const char *kBuffers = "buffers";
-/// VGPRs per lane kept free for everything but accumulators and prefetched
-/// tiles (operand fragments, addresses, loop state). Measured: the default
-/// GEMM on gfx1151 (128 accumulator VGPRs + 32 prefetch VGPRs) spills with
-/// register prefetch, and fits without it.
-constexpr int64_t kReservedVgprs = 128;
 constexpr const char *kPipelined = "tile.pipelined";
 
 /// Whether `load` can be an asynchronous copy: it moves aligned runs of at
@@ -154,6 +149,26 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     return out;
   }
 
+  /// The loop's one gemm when it runs on a warpgroup instruction (wgmma:
+  /// asynchronous to the issuing warps, operands in LDS) and nothing else in
+  /// the body reads its accumulator or writes LDS but the pipelined loads: its
+  /// instructions may then keep running past the ops after it.
+  tile::GemmOp asynchronousGemm(scf::ForOp loop, const TargetInfo &target) {
+    tile::GemmOp gemm;
+    for (Operation &op : *loop.getBody()) {
+      if (auto g = dyn_cast<tile::GemmOp>(op)) {
+        if (gemm)
+          return nullptr;  // a second gemm could read what the first still computes
+        gemm = g;
+      } else if (op.getNumRegions() || isa<tile::MapOp, tile::ReduceOp, tile::StoreOp, tile::CopyOp, tile::FillOp>(op)) {
+        return nullptr;
+      }
+    }
+    auto instr = gemm ? gemm->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
+    const MatrixInstr *mi = instr ? target.findInstr(instr.getValue()) : nullptr;
+    return mi && mi->operandsInSharedMemory() ? gemm : nullptr;
+  }
+
   LogicalResult pipeline(func::FuncOp f, scf::ForOp loop, const TargetInfo &target) {
     int64_t requested = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages).getInt();
     SmallVector<tile::LoadOp> loads = candidates<tile::LoadOp>(loop);
@@ -202,7 +217,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       if (a.getType().isReg() && a.getType().getRank() == 2)
         accVgprs += (a.getType().getNumElements() + threads - 1) / threads;
     });
-    int64_t vgprs = prefetchVgprs + (target.hasAgprs ? 0 : accVgprs) + kReservedVgprs;
+    int64_t vgprs = prefetchVgprs + (target.hasAgprs ? 0 : accVgprs) + target.reservedVgprs;
     if (stages > 1 && !async && vgprs > target.maxVgprPerWave) {
       loop.emitRemark() << "num_stages lowered from " << requested << " to 1: prefetching the next tiles "
                         << "needs " << prefetchVgprs << " VGPRs per lane next to "
@@ -217,6 +232,17 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     loop->setAttr(tile::attr::kNumStages, IntegerAttr::get(IntegerType::get(&getContext(), 64), stages));
     if (stages < 2)
       return success();
+    // A warpgroup gemm is left running while the loop issues its next memory
+    // work (tilec-schedule-waves moves it after the gemm). With asynchronous
+    // copies and 4 or more stages one group stays in flight into the next
+    // iteration as well, so the copies fill the buffer read two iterations
+    // back: S - 2 iterations ahead instead of S - 1 (at least 2, as deep as
+    // the 3-stage pipeline without it).
+    int64_t inFlight = 0;
+    if (tile::GemmOp g = asynchronousGemm(loop, target)) {
+      inFlight = async && stages >= 4 ? 1 : 0;
+      g->setAttr(pattr::kMatrixGroupsInFlight, IntegerAttr::get(IntegerType::get(&getContext(), 64), inFlight));
+    }
 
     OpBuilder b(loop);
     Location loc = loop.getLoc();
@@ -231,14 +257,15 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     OpBuilder top = OpBuilder::atBlockBegin(loop.getBody());
     Value j = top.create<arith::DivUIOp>(loc, top.create<arith::SubIOp>(loc, loop.getInductionVar(), lb), step);
     Value cur = top.create<arith::RemUIOp>(loc, j, cst(top, stages));
-    Value next = top.create<arith::RemUIOp>(loc, top.create<arith::AddIOp>(loc, j, cst(top, stages - 1)),
+    const int64_t distance = stages - 1 - inFlight;  // iterations between a copy and its use
+    Value next = top.create<arith::RemUIOp>(loc, top.create<arith::AddIOp>(loc, j, cst(top, distance)),
                                             cst(top, stages));
     Value ahead = top.create<arith::AddIOp>(loc, loop.getInductionVar(),
                                             top.create<arith::MulIOp>(loc, cst(top, stages), step));
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
 
     if (async)
-      return pipelineAsync(loop, loads, gathers, stages, cur, next, lb, step);
+      return pipelineAsync(loop, loads, gathers, stages, distance, cur, next, lb, step);
     for (tile::LoadOp load : loads) {
       tile::AllocOp alloc = allocOf(load.getDest());
       tile::TileType t = alloc.getType();
@@ -285,13 +312,14 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
   }
 
   /// The asynchronous form (targets with asyncCopyBytes): S buffers, no
-  /// registers. Before the loop, iterations 0 .. S-2 are copied into buffers
-  /// 0 .. S-2; iteration j waits until its own copies have landed (at most
-  /// (S-2) groups per load still in flight), and after the loop's first
-  /// barrier (every wave is done with iteration j-1's buffer) copies iteration
-  /// j+S-1 into that buffer, `next`, then computes on `cur`.
+  /// registers, copies D = `distance` iterations ahead (S-1; S-2 with a gemm
+  /// group in flight). Before the loop, iterations 0 .. D-1 are copied into
+  /// buffers 0 .. D-1; iteration j waits until its own copies have landed (at
+  /// most D-1 groups per load still in flight), and after the loop's first
+  /// barrier (every wave is done with iteration j+D-S's buffer) copies
+  /// iteration j+D into that buffer, `next`, then computes on `cur`.
   LogicalResult pipelineAsync(scf::ForOp loop, ArrayRef<tile::LoadOp> loads, ArrayRef<tile::GatherOp> gathers,
-                              int64_t stages, Value cur, Value next, Value lb, Value step) {
+                              int64_t stages, int64_t distance, Value cur, Value next, Value lb, Value step) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
     auto cst = [&](OpBuilder &bb, int64_t v) { return bb.create<arith::ConstantIndexOp>(loc, v); };
@@ -302,10 +330,10 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     const UnitAttr asyncAttr = UnitAttr::get(&getContext());
     OpBuilder top = OpBuilder::atBlockBegin(loop.getBody());
     top.setInsertionPointAfterValue(next);
-    Value ahead = ivAt(top, loop.getInductionVar(), stages - 1);
+    Value ahead = ivAt(top, loop.getInductionVar(), distance);
     // Prologue, stage by stage (async_wait counts groups in issue order, so a
     // stage's copies must all precede the next stage's).
-    for (int64_t s = 0; s + 1 < stages; ++s) {
+    for (int64_t s = 0; s < distance; ++s) {
       for (tile::LoadOp load : loads) {
         tile::AllocOp alloc = allocOf(load.getDest());
         alloc->setAttr(kBuffers, i64(stages));
@@ -328,7 +356,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       tile::TileType t = alloc.getType();
       readCurrentBuffer(top, loop, alloc, load, ahead, cur);
       OpBuilder lb2(load);
-      Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
+      Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(distance));
       FailureOr<SmallVector<Value>> idx = indicesAt(lb2, loop, load, ahead);
       if (failed(idx))
         return failure();
@@ -339,13 +367,13 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       tile::AllocOp alloc = allocOf(gather.getDest());
       readCurrentBuffer(top, loop, alloc, gather, ahead, cur);
       OpBuilder gb(gather);
-      Value nextView = gb.create<tile::ViewOp>(loc, alloc.getType(), alloc, next, i64(stages - 1));
+      Value nextView = gb.create<tile::ViewOp>(loc, alloc.getType(), alloc, next, i64(distance));
       if (failed(gatherAt(gb, loop, gather, ahead, nextView)))
         return failure();
       gather.erase();
     }
     const int64_t groups = static_cast<int64_t>(loads.size() + gathers.size());  // copy groups per iteration
-    loop->setAttr(tile::attr::kAsyncPending, i64((stages - 2) * groups));
+    loop->setAttr(tile::attr::kAsyncPending, i64((distance - 1) * groups));
     loop->setAttr(kPipelined, UnitAttr::get(&getContext()));
     return success();
   }

@@ -73,6 +73,7 @@ struct ScheduleWaves : tilec::impl::TilecScheduleWavesBase<ScheduleWaves> {
     for (scf::ForOp loop : loops)
       if (failed(apply(loop, *scheduleOf(loop))))
         return signalPassFailure();
+    f.walk([&](scf::ForOp loop) { overlapCopies(loop); });
     if (failed(checkBarriers(f)))
       return signalPassFailure();
   }
@@ -100,6 +101,34 @@ struct ScheduleWaves : tilec::impl::TilecScheduleWavesBase<ScheduleWaves> {
         g->setAttr(pattr::kSetprio, UnitAttr::get(&getContext()));
     }
     return success();
+  }
+
+  /// A pipelined loop whose gemm tilec-pipeline-loops left running
+  /// (kMatrixGroupsInFlight): the pipeline's memory work for later
+  /// iterations (asynchronous copies; or the commit of the prefetched tile to
+  /// LDS and the next prefetch into registers) moves after the gemm, so that
+  /// it issues while the tensor cores multiply instead of before they start.
+  /// It writes the buffer of a later iteration, the gemm reads this
+  /// iteration's, and the buffer it overwrites was last read by a gemm that
+  /// every wave waited for before this iteration's first barrier.
+  void overlapCopies(scf::ForOp loop) {
+    Block *body = loop.getBody();
+    tile::GemmOp gemm;
+    for (Operation &op : *body)
+      if (auto g = dyn_cast<tile::GemmOp>(op); g && g->hasAttr(pattr::kMatrixGroupsInFlight))
+        gemm = g;
+    if (!gemm)
+      return;
+    // The pipeline's memory ops between the last barrier and the gemm.
+    SmallVector<Operation *> copies;
+    for (Operation *op = gemm->getPrevNode(); op && !isa<tile::BarrierOp>(op); op = op->getPrevNode()) {
+      if (auto l = dyn_cast<tile::LoadOp>(op); l && (l->hasAttr(tile::attr::kAsync) || isStaging(l.getDest())))
+        copies.push_back(op);
+      else if (auto c = dyn_cast<tile::CopyOp>(op); c && isStaging(c.getSource()))
+        copies.push_back(op);
+    }
+    for (Operation *op : llvm::reverse(copies))
+      op->moveBefore(body->getTerminator());
   }
 
   /// Ping-pong: the body becomes [math] barrier [memory] barrier; wave group

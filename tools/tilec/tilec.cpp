@@ -42,7 +42,7 @@ cl::opt<std::string> kernelNameOpt("kernel", cl::desc("Compile a shipped kernel 
 cl::list<std::string> paramsOpt("p", cl::desc("Kernel parameter, e.g. -p M=4096"),
                              cl::value_desc("key=value"), cl::cat(category));
 cl::opt<std::string> archOpt("offload-arch",
-                          cl::desc("Target: gfx942 (default), gfx90a, gfx1151; --emit=bundle takes a comma-separated list"),
+                          cl::desc("Target: gfx942 (default), gfx90a, gfx1151, sm_90a; --emit=bundle takes a comma-separated list"),
                           cl::value_desc("arch"), cl::init(tilec::kDefaultArch), cl::cat(category));
 enum class EmitKind { Tile, Hip, Asm, Obj, Report, Bundle };
 cl::opt<EmitKind> emitOpt("emit", cl::desc("What to produce"), cl::init(EmitKind::Report),
@@ -311,7 +311,7 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "tilec: tile-kernel compiler for AMD GPUs (gfx942, gfx90a, gfx1151)\n");
+                              "tilec: tile-kernel compiler for AMD (gfx942, gfx90a, gfx1151) and NVIDIA (sm_90a) GPUs\n");
   snapshotFlags();
 
   if (listKernels) {

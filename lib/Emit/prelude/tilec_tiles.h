@@ -980,13 +980,14 @@ template <class In, int N_> struct Wgmma64xNx16 {
 };
 template <class In, int N> inline constexpr bool is_warpgroup_atom<Wgmma64xNx16<In, N>> = true;
 
-/// C += A * B with wgmma from LDS tiles A (Rows x K, K-major) and B (K x Cols,
-/// MN-major, or Cols x K K-major when TransposeB), each warpgroup its (Rows /
-/// WM) x (Cols / WN) block. The proxy fence makes the tiles' writes (made
+/// Issues C += A * B with wgmma from LDS tiles A (Rows x K, K-major) and B
+/// (K x Cols, MN-major, or Cols x K K-major when TransposeB), each warpgroup
+/// its (Rows / WM) x (Cols / WN) block, as one group of instructions that
+/// keeps running after the call: C and the two tiles must not be touched
+/// until wgmma_retire(c). The proxy fence makes the tiles' writes (made
 /// visible to this thread by the barrier before the call) visible to wgmma's
-/// reads; the instructions of all k steps form one group, waited for before
-/// returning, so the caller may overwrite the tiles after its next barrier.
-template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE void wgmma_gemm(A &c, const LA &a, const LB &b) {
+/// reads.
+template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE void wgmma_issue(A &c, const LA &a, const LB &b) {
   using WA = wgmma_layout<LA>;
   using WB = wgmma_layout<LB>;
   static_assert(WA::k_major, "wgmma: A's LDS layout is not a canonical K-major swizzled layout (tilec-allocate-lds)");
@@ -1012,12 +1013,25 @@ template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE vo
         hw::wgmma_m64k16<Atom::type, Atom::N, !TransposeB>(c.v[i][j], da, db, 1);
       }
   hw::wgmma_commit();
-  hw::wgmma_wait<0>();
+}
+
+/// Waits until at most InFlight of this warpgroup's committed wgmma groups
+/// are still running. With 0, C holds their sums and the caller may
+/// overwrite their tiles after its next barrier; with 1, the same holds for
+/// every group but the last.
+template <int InFlight, class A> TL_INLINE void wgmma_retire(A &c) {
+  hw::wgmma_wait<InFlight>();
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
       hw::wgmma_fence_operand(c.v[i][j]);
+}
+
+/// C += A * B with wgmma (wgmma_issue), waited for before returning.
+template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE void wgmma_gemm(A &c, const LA &a, const LB &b) {
+  wgmma_issue<Atom, TransposeB>(c, a, b);
+  wgmma_retire<0>(c);
 }
 #endif
 
@@ -1388,6 +1402,17 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
   if constexpr (Sched::setprio)
     hw::s_setprio<0>();
 }
+
+#ifdef TL_HW_HAS_WGMMA
+/// gemm for a warpgroup atom, left running (wgmma_issue) until gemm_wait: a
+/// pipelined loop issues its next copies meanwhile.
+template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE void gemm_issue(A &c, const LA &a, const LB &b) {
+  static_assert(is_warpgroup_atom<Atom>, "gemm_issue: only warpgroup instructions run asynchronously");
+  wgmma_issue<Atom, TransposeB>(c, a, b);
+}
+/// Waits until at most InFlight groups that gemm_issue left running on C remain.
+template <int InFlight, class A> TL_INLINE void gemm_wait(A &c) { wgmma_retire<InFlight>(c); }
+#endif
 
 #ifdef TL_HW_HAS_MMA_SYNC
 /// C += A * B with A an accumulator tile in registers (f32, rounded to B's

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 using namespace tilec;
 
@@ -84,7 +85,8 @@ TEST(AsmModelGemm, TermsAreConsistentForTheDefaultGemm_gfx942) {
 TEST(AsmModelGemm, WarpgroupInstructionsCountOnceAcrossTheirWarps) {
   const kernels::KernelInfo *gemm = kernels::findKernel("gemm");
   ASSERT_NE(gemm, nullptr);
-  Result<Kernel> k = gemm->build(kernels::withTargetDefaults(*gemm, {}, "sm_90a"));
+  const kernels::KernelParams params = kernels::withTargetDefaults(*gemm, {}, "sm_90a");
+  Result<Kernel> k = gemm->build(params);
   ASSERT_TRUE(k) << k.error();
   Result<CompiledKernel> ck = compile(*k, {.arch = "sm_90a"});
   ASSERT_TRUE(ck) << ck.error();
@@ -93,5 +95,8 @@ TEST(AsmModelGemm, WarpgroupInstructionsCountOnceAcrossTheirWarps) {
   ASSERT_TRUE(code.error.empty()) << code.error;
   ASSERT_GE(code.mainLoop, 0);
   const model::IterationCost &loop = code.loops[size_t(code.mainLoop)].cost;
-  EXPECT_DOUBLE_EQ(loop.matrixFlops * ck->numWaves, 2.0 * 128 * 128 * 64);  // the NVIDIA default tile
+  // One k step of the NVIDIA default tile (128 x 256 x 64 at the default 4096^3).
+  const double tile = std::stod(params.at("block_m")) * std::stod(params.at("block_n")) * std::stod(params.at("block_k"));
+  EXPECT_EQ(tile, 128.0 * 256 * 64);
+  EXPECT_DOUBLE_EQ(loop.matrixFlops * ck->numWaves, 2.0 * tile);
 }
