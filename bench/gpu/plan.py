@@ -14,14 +14,16 @@ GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4097, 4097, 4097), (4095
                (1000, 1000, 777), (16, 4096, 4096), (4096, 14336, 4096)]
 GEMM_LAYOUT = "nt"
 # "block_m block_n block_k waves stages group_m [instr] [split_k]"; skinny ones
-# for M <= 64. The first is the NVIDIA default (kernels/Gemm.cpp; sm_90a picks
-# warpgroup wgmma for these tiles); the others are what the tuner would weigh
-# it against, "mma" ones the warp-level mma.sync path for comparison. A
+# for M <= 64. The first three are the NVIDIA defaults (kernels/Gemm.cpp; sm_90a
+# picks warpgroup wgmma for these tiles): 128 x 256 over 3 stages where C has at
+# least 2048 rows and columns, 128 x 128 below, 2 stages for rows of an odd
+# number of elements (realigned through registers). The others are what the
+# tuner would weigh them against: 4 stages keep one wgmma group in flight across
+# iterations; "mma" ones the warp-level mma.sync path for comparison. A
 # split_k > 1 launches the partial-sum kernel over split_k slices of K, then
 # the fixed-order reduction.
-GEMM_BIG = ["128 128 64 8 3 8", "128 128 32 8 3 1", "128 128 32 8 4 1", "128 256 32 8 3 1", "128 256 32 8 3 8",
-            "128 256 64 8 3 8", "256 128 32 8 3 1", "64 128 32 4 4 1", "128 256 64 8 4 8", "256 128 64 8 3 8",
-            "128 128 64 8 3 8 mma", "128 256 64 8 3 8 mma"]
+GEMM_BIG = ["128 256 64 8 3 8", "128 128 64 8 3 8", "128 128 64 8 2 8", "128 256 64 8 4 8", "128 128 64 8 4 8",
+            "128 128 32 8 3 1", "64 128 32 4 4 1", "128 128 64 8 3 8 mma"]
 GEMM_SKINNY = ["16 64 64 4 4 1", "16 64 128 4 4 1", "16 32 128 2 4 1", "32 64 64 4 4 1", "16 128 64 4 4 1",
                "16 64 64 4 4 1 4", "16 64 64 4 4 1 8", "16 128 64 4 4 1 8"]
 GEMM_SKINNY_MAX_M = 64
@@ -87,18 +89,32 @@ ATTN_CONFIGS = [{"block_m": 64, "block_n": 64, "waves": 4, "stages": 2},
 ATTN_VARLEN = [4096, 3001, 1537, 513]
 
 
+# Head sizes of other models (Gemma, Llama-3.2-vision: 256; DeepSeek-V3's prefill: 192 for Q and K,
+# 128 for V), causal, at the target's default tiles for the head size (kernels/attention).
+ATTN_HEAD_SIZES = {"batch": 4, "heads": 16, "seq": 4096, "head_dims": [(256, 256), (192, 128)]}
+ATTN_DEFAULT = {}  # no tile parameters: the target's defaults
+
+
 def attn_config_name(cfg):
-    """"128x32_w8", and "_s2" when the key loop is pipelined 2 stages deep."""
+    """"128x32_w8", and "_s2" when the key loop is pipelined 2 stages deep; "default" for the
+    target's default tiles."""
+    if not cfg:
+        return "default"
     stages = cfg.get("stages", 1)
     return "%dx%d_w%d%s" % (cfg["block_m"], cfg["block_n"], cfg["waves"], "_s%d" % stages if stages > 1 else "")
 
 
-def attn_key(heads, causal, cfg):
-    return "attention/h%d/%s/%s" % (heads, "causal" if causal else "full", attn_config_name(cfg))
+def attn_key(heads, causal, cfg, head_dim=None, head_dim_v=None):
+    dims = "" if head_dim in (None, ATTN["head_dim"]) and head_dim_v in (None, head_dim) else \
+        "/d%d%s" % (head_dim, "v%d" % head_dim_v if head_dim_v not in (None, head_dim) else "")
+    return "attention/h%d/%s%s/%s" % (heads, "causal" if causal else "full", dims, attn_config_name(cfg))
 
 
-def _attn_params(heads, causal, cfg):
-    return {"heads": heads, "kv_heads": heads, "head_dim": ATTN["head_dim"], "causal": int(causal), **cfg}
+def _attn_params(heads, causal, cfg, head_dim=None, head_dim_v=None):
+    p = {"heads": heads, "kv_heads": heads, "head_dim": head_dim or ATTN["head_dim"], "causal": int(causal), **cfg}
+    if head_dim_v not in (None, head_dim):
+        p["head_dim_v"] = head_dim_v
+    return p
 
 
 # ---- Attention backward -----------------------------------------------------------------------
@@ -259,6 +275,10 @@ def compile_jobs():
     for causal in (1, 0):
         for i, cfg in enumerate(ATTN_CONFIGS):
             add(attn_key(ATTN["heads"], causal, cfg), "attention", _attn_params(ATTN["heads"], causal, cfg), i == 0)
+    h = ATTN_HEAD_SIZES
+    for (d, dv) in h["head_dims"]:
+        add(attn_key(h["heads"], 1, ATTN_DEFAULT, d, dv), "attention", _attn_params(h["heads"], 1, ATTN_DEFAULT, d, dv),
+            False)
     add(attn_key(BWD["heads"], BWD["causal"], BWD_FWD_CONFIG), "attention",
         _attn_params(BWD["heads"], BWD["causal"], BWD_FWD_CONFIG), True)
     for part in ("dq", "dkdv"):

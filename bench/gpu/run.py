@@ -107,23 +107,24 @@ class Attention(Case):
     family = "attention"
     outputs = ("O", "LSE")
 
-    def __init__(self, lengths, causal, heads=None, configs=None, label=None):
+    def __init__(self, lengths, causal, heads=None, configs=None, label=None, head_dim=None, head_dim_v=None):
         heads = heads or plan.ATTN["heads"]
-        D = plan.ATTN["head_dim"]
-        super().__init__(label or "B%d H%d S%d D%d%s" % (len(lengths), heads, max(lengths), D,
-                                                           " causal" if causal else ""))
-        self.lengths, self.causal, self.heads, self.D = list(lengths), causal, heads, D
+        D = head_dim or plan.ATTN["head_dim"]
+        Dv = head_dim_v or D
+        super().__init__(label or "B%d H%d S%d D%d%s%s" % (len(lengths), heads, max(lengths), D,
+                                                             "/%d" % Dv if Dv != D else "", " causal" if causal else ""))
+        self.lengths, self.causal, self.heads, self.D, self.Dv = list(lengths), causal, heads, D, Dv
         total = sum(lengths)
         self.tensors = {"Q": ((total, heads * D), "bf16"), "K": ((total, heads * D), "bf16"),
-                        "V": ((total, heads * D), "bf16"), "O": ((total, heads * D), "bf16"),
+                        "V": ((total, heads * Dv), "bf16"), "O": ((total, heads * Dv), "bf16"),
                         "LSE": ((total, heads), "f32"), "cu_seqlens_q": ((len(lengths) + 1,), "i32"),
                         "cu_seqlens_k": ((len(lengths) + 1,), "i32")}
         self.scalars = {"softmax_scale": 1.0 / math.sqrt(D), "max_seqlen_q": max(lengths), "batch": len(lengths)}
-        # 4 B H S^2 D for the two products; causal does half.
-        self.work = {"flop": sum(4.0 * heads * s * s * D * (0.5 if causal else 1.0) for s in lengths)}
+        # 2 B H S^2 (D + Dv) for the two products; causal does half.
+        self.work = {"flop": sum(2.0 * heads * s * s * (D + Dv) * (0.5 if causal else 1.0) for s in lengths)}
         for cfg in configs or plan.ATTN_CONFIGS:
             self.variant(plan.attn_config_name(cfg),
-                         [(plan.attn_key(heads, causal, cfg), ATTN_ARGS)])
+                         [(plan.attn_key(heads, causal, cfg, D, Dv), ATTN_ARGS)])
 
 
 class AttentionBwd(Case):
@@ -338,6 +339,10 @@ def all_cases():
         cases.append(Attention([a["seq"]] * a["batch"], causal))
     cases.append(Attention(plan.ATTN_VARLEN, True, label="varlen %s H%d D%d causal" % (
         "+".join(map(str, plan.ATTN_VARLEN)), a["heads"], a["head_dim"])))
+    h = plan.ATTN_HEAD_SIZES
+    for (d, dv) in h["head_dims"]:
+        cases.append(Attention([h["seq"]] * h["batch"], True, heads=h["heads"], configs=[plan.ATTN_DEFAULT],
+                               head_dim=d, head_dim_v=dv))
     cases.append(PagedDecode())
     cases.append(MlaDecode())
     for t in plan.MOE_TOKENS:
@@ -538,7 +543,8 @@ def gpu_main(root, args):
         return torch.stack(outs), torch.stack(lses)
 
     def setup_attention(case, T):
-        H, D, L = case.heads, case.D, case.lengths
+        H, D, Dv, L = case.heads, case.D, case.Dv, case.lengths
+        dims = {"Q": D, "K": D, "V": Dv}
         for n in ("Q", "K", "V"):
             T[n].copy_(randn(T[n].shape))
         cu = torch.tensor([0] + list(torch.tensor(L).cumsum(0).tolist()), dtype=torch.int32, device=dev)
@@ -550,15 +556,15 @@ def gpu_main(root, args):
         views = []
         for b, s in enumerate(L):
             r = slice(int(cu[b]), int(cu[b + 1]))
-            q, k, v = (bhsd(T[n][r], 1, s, H, D) for n in ("Q", "K", "V"))
+            q, k, v = (bhsd(T[n][r], 1, s, H, dims[n]) for n in ("Q", "K", "V"))
             views.append((q, k, v))
-            o, lse = attention_reference(q[0], k[0], v[0], case.causal, scale)  # [H, s, D], [H, s]
-            O_ref[r] = o.transpose(0, 1).reshape(s, H * D)
+            o, lse = attention_reference(q[0], k[0], v[0], case.causal, scale)  # [H, s, Dv], [H, s]
+            O_ref[r] = o.transpose(0, 1).reshape(s, H * Dv)
             L_ref[r] = lse.transpose(0, 1)
         base, errs = {}, {}
         if len(set(L)) == 1:
             B = len(L)
-            q, k, v = (bhsd(T[n], B, L[0], H, D) for n in ("Q", "K", "V"))
+            q, k, v = (bhsd(T[n], B, L[0], H, dims[n]) for n in ("Q", "K", "V"))
             for label, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
                 def run(backend=backend):
                     with sdpa_kernel(backend):
@@ -573,8 +579,8 @@ def gpu_main(root, args):
         for label, fn in base.items():
             try:
                 o = fn()
-                o = torch.cat([x[0].transpose(0, 1).reshape(-1, H * D) for x in o]) if isinstance(o, list) else \
-                    o.transpose(1, 2).reshape(-1, H * D)
+                o = torch.cat([x[0].transpose(0, 1).reshape(-1, H * Dv) for x in o]) if isinstance(o, list) else \
+                    o.transpose(1, 2).reshape(-1, H * Dv)
                 errs[label] = rel_err(o, O_ref)
             except Exception as e:  # a backend that refuses the layout: its timing fails too, recorded
                 errs[label] = "error: %s" % e
