@@ -28,7 +28,7 @@
 // C = scale_a * scale_b * (A @ B) with per-tensor f32 scales passed as kernel
 // arguments after C; the A/B tiles take half the LDS of bf16 (9.25 KiB with
 // the default tile). Mixed fp8 x bf8 operands are not offered.
-#include "Gemm.h"
+#include "gemm/Gemm.h"
 
 #include "Params.h"
 

@@ -1,5 +1,5 @@
 // Mixture-of-experts kernels in the DSL (docs/moe.md).
-#include "Moe.h"
+#include "moe/Moe.h"
 #include "DeviceMath.h"
 
 #include "Params.h"
