@@ -12,6 +12,7 @@
 // B shared over the batch (batch stride 0, a weight) and a tight operand next
 // to padded ones are covered too.
 #include "gemm/Gemm.h"
+#include "gemm/GemmReference.h"
 #include "RunChecks.h"
 
 #include <gtest/gtest.h>

@@ -5,6 +5,7 @@
 // and 8, tokens 1, 7, 64 and 333, ties broken to the lowest expert, every
 // token routed to one expert. Zero out-of-bounds accesses and races each time.
 #include "moe/Moe.h"
+#include "moe/MoeReference.h"
 #include "Run.h"
 #include "RunChecks.h"
 
