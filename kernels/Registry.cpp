@@ -1,8 +1,8 @@
 #include "Registry.h"
 
 #include "attention/Attention.h"
-#include "Gemm.h"
-#include "Moe.h"
+#include "gemm/GemmEntry.h"
+#include "moe/MoeEntry.h"
 #include "elementwise/RmsNorm.h"
 #include "elementwise/Rope.h"
 #include "elementwise/SiluAndMul.h"

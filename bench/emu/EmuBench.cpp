@@ -1,4 +1,4 @@
-// Emulator speed on the shipped GEMM (kernels/Gemm.cpp, default configuration:
+// Emulator speed on the shipped GEMM (kernels/gemm/Gemm.cpp, default configuration:
 // 128x128x32 tiles, 4 waves, MFMA 32x32x8 on gfx942), 256x256x256 bf16 -> f32,
 // compiled by tilec and launched through tilec::Device on the CPU wavefront
 // emulator. Target: <= 2 s per launch on the 2-core machine.

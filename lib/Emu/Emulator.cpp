@@ -1,6 +1,7 @@
 // Emulator: tracked allocations, host compilation of kernel text (clang 19
 // subprocess -> shared object -> dlopen) with an in-memory and on-disk image
-// cache, argument checking and launch. The runtime is in Runtime.cpp.
+// cache, argument checking and launch. The runtime is in Runtime.cpp (with
+// RuntimeMemory.cpp and RuntimeMatrix.cpp).
 #include "Emu/Emulator.h"
 
 #include "Emit/Prelude.h"

@@ -53,7 +53,7 @@
 //   its size (b16/b32/b64/b128). The emitted text accesses LDS through
 //   naturally aligned types, so the compiler selects ds_read/ds_write_b64/b128
 //   and assumes the alignment; the hardware needs it unless the unaligned
-//   access mode is on (Runtime.cpp cites the sources). The access is performed.
+//   access mode is on (RuntimeMemory.cpp cites the sources). The access is performed.
 // - LDS races: two accesses to the same LDS byte from lanes of different waves,
 //   at least one a write, with no barrier between them. Lanes of one wave are
 //   ordered by program order (they execute in lockstep), so never race.

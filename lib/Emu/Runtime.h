@@ -1,5 +1,6 @@
 // Internal to lib/Emu: the wavefront runtime behind Emulator::launch
-// (scheduler, hardware-layer operations, checkers). Runtime.cpp.
+// (scheduler, hardware-layer operations, checkers): Runtime.cpp,
+// RuntimeMemory.cpp and RuntimeMatrix.cpp, over the state in RuntimeState.h.
 #pragma once
 
 #include "Emu/Emulator.h"

@@ -25,7 +25,7 @@ struct GemmTile {
   int64_t blockM = 128, blockN = 128, blockK = 32;
   int waves = 4;
   int stages = 2;
-  int splitK = 1;  ///< split-K slices (kernels/Gemm.h); 1: none
+  int splitK = 1;  ///< split-K slices (kernels/gemm/Gemm.h); 1: none
 
   /// The registry's `-p` names and values: block_m, block_n, block_k, waves,
   /// stages, and split_k when it is above 1.

@@ -67,7 +67,7 @@ def aligned_for_contiguous(ptr, inner, element_bytes):
     """Whether data at `ptr` with rows of `inner` elements is aligned as the
     contiguous GEMM kernel for that row length needs: to its vector loads,
     the largest power of two of elements dividing `inner`, up to 16 bytes
-    (gemmDivisibility in kernels/Gemm.cpp; the launch refuses less)."""
+    (gemmDivisibility in kernels/gemm/Gemm.cpp; the launch refuses less)."""
     d = 1
     while d * element_bytes < 16 and inner % (2 * d) == 0:
         d *= 2

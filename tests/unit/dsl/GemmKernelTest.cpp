@@ -1,7 +1,7 @@
-// The shipped GEMM (kernels/Gemm.cpp): every dtype / output combination gives
+// The shipped GEMM (kernels/gemm/Gemm.cpp): every dtype / output combination gives
 // tile IR that parses and verifies, with the ops and attributes the pipeline
 // expects.
-#include "Gemm.h"
+#include "gemm/Gemm.h"
 #include "Registry.h"
 #include "TileIR.h"
 

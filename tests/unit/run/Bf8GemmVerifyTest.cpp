@@ -3,11 +3,11 @@
 // v_mfma_f32_32x32x16_bf8_bf8 (section 1: the fp8 instruction's lane layout),
 // run in the CPU wavefront emulator on the ragged shapes of GemmVerifyTest.cpp
 // with non-trivial per-tensor scales, C = scale_a * scale_b * (A @ B). The
-// tolerance is the fp8 problem's (kernels/Gemm.cpp, gemmFp8Problem): e5m2
+// tolerance is the fp8 problem's (kernels/gemm/GemmReference.cpp, gemmFp8Problem): e5m2
 // products are exact in f32 (3-bit significands), so the same bound holds.
 // Also: the spelling fp8e5m2fnuz, the host e5m2 conversions of the run
 // harness, and that a bf8 kernel is not an fp8 one.
-#include "Gemm.h"
+#include "gemm/GemmReference.h"
 #include "Run.h"
 
 #include <gtest/gtest.h>

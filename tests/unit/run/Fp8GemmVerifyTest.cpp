@@ -2,10 +2,10 @@
 // docs/hardware.md section 8) through v_mfma_f32_32x32x16_fp8_fp8, run in the CPU
 // wavefront emulator on the ragged shapes of GemmVerifyTest.cpp with
 // non-trivial per-tensor scales, C = scale_a * scale_b * (A @ B). The
-// tolerance is the fp8 problem's (kernels/Gemm.cpp, gemmFp8Problem). Also: the
+// tolerance is the fp8 problem's (kernels/gemm/GemmReference.cpp, gemmFp8Problem). Also: the
 // host fp8 conversions of the run harness, and that the scalar arguments reach
 // the kernel.
-#include "Gemm.h"
+#include "gemm/GemmReference.h"
 #include "Run.h"
 
 #include <gtest/gtest.h>

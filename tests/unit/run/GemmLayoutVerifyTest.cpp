@@ -1,6 +1,6 @@
 // The shipped GEMM over its operand layouts (-p layout=nn|nt|tn|tt) x input
 // type x target, run in the CPU wavefront emulator and verified against the
-// CPU reference in double precision (kernels/Gemm.cpp: gemmProblem's
+// CPU reference in double precision (kernels/gemm/GemmReference.cpp: gemmProblem's
 // derived tolerance, f32 accumulation error K*2^-24*sum|a||b| plus the
 // output's rounding; fp8/bf8 add the two scale roundings).
 //
@@ -11,7 +11,7 @@
 // global loads, ragged everywhere), plus a skinny problem under split-K.
 // Output types alternate with the input type so that both appear on every
 // target and layout.
-#include "Gemm.h"
+#include "gemm/GemmReference.h"
 #include "RunChecks.h"
 
 #include <gtest/gtest.h>

@@ -11,7 +11,8 @@
 // dimensions pad each row by an odd count, and the batch strides leave gaps;
 // B shared over the batch (batch stride 0, a weight) and a tight operand next
 // to padded ones are covered too.
-#include "Gemm.h"
+#include "gemm/Gemm.h"
+#include "gemm/GemmReference.h"
 #include "RunChecks.h"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,9 @@
 // The shipped GEMM, run in the CPU wavefront emulator and verified against
 // the CPU reference (kernels/Run.h) on ragged shapes, for both CDNA targets,
 // both input types and both output types. The tolerance is the GEMM
-// problem's own (kernels/Gemm.cpp): f32 accumulation error K*2^-24*sum|a||b|,
+// problem's own (kernels/gemm/GemmReference.cpp): f32 accumulation error K*2^-24*sum|a||b|,
 // the products gfx90a's subnormal flush may drop, plus the output type's
 // rounding.
-#include "Gemm.h"
 #include "Run.h"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,7 @@
 // reference on the ragged shapes of GemmVerifyTest.cpp, for both input types
 // and both output types. The emulator checks that lanes l and l+16 hold
 // identical WMMA operands (an invalid instruction otherwise, which fails
-// passed()); the tolerance is the GEMM problem's own (kernels/Gemm.cpp).
-#include "Gemm.h"
+// passed()); the tolerance is the GEMM problem's own (kernels/gemm/GemmReference.cpp).
 #include "Run.h"
 
 #include <gtest/gtest.h>

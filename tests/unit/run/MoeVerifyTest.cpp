@@ -1,10 +1,11 @@
-// The MoE kernels (kernels/Moe.cpp), run in the CPU wavefront emulator on
+// The MoE kernels (kernels/moe/Moe.cpp), run in the CPU wavefront emulator on
 // every target and verified against double-precision references with the
 // tolerances their problems derive (moeGateProblem: ids exact, weights within
 // (2 X + 6 + E + K) 2^-24 relative). Experts 8 and 64 (and 128), top-k 1, 2
 // and 8, tokens 1, 7, 64 and 333, ties broken to the lowest expert, every
 // token routed to one expert. Zero out-of-bounds accesses and races each time.
-#include "Moe.h"
+#include "moe/Moe.h"
+#include "moe/MoeReference.h"
 #include "Run.h"
 #include "RunChecks.h"
 

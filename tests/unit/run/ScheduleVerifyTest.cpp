@@ -4,7 +4,6 @@
 // out-of-bounds accesses and no deadlock. And the deadlock the pass guards
 // against, planted: the emitted ping-pong kernel without its balancing
 // barrier hangs one wave group, and the emulator says so.
-#include "Gemm.h"
 #include "Run.h"
 
 #include "tilec/runtime.hpp"

@@ -28,7 +28,7 @@ TEST(AsmModelGemm, TermsAreConsistentForTheDefaultGemm_gfx942) {
   ASSERT_GE(code.mainLoop, 0);
   const model::IterationCost &loop = code.loops[size_t(code.mainLoop)].cost;
 
-  // The defaults: 128x128x32 tiles over 4 waves (kernels/Gemm.cpp).
+  // The defaults: 128x128x32 tiles over 4 waves (kernels/gemm/Gemm.cpp).
   const int64_t bm = 128, bn = 128, bk = 32;
   const int waves = ck->numWaves;
   ASSERT_EQ(waves, 4);

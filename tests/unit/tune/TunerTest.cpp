@@ -1,7 +1,7 @@
 // Real tunes: candidates compile (in-process clang), the best has no scratch,
 // a second tune of the same shape class hits the cache, the CLI prints the
 // chosen -p flags.
-#include "Gemm.h"
+#include "gemm/GemmEntry.h"
 #include "TuneCli.h"
 #include "Tuning.h"
 

@@ -1,7 +1,7 @@
 // The strided, batched GEMM problem (GemmConfig::strided): padded operand
 // buffers, a batch, and a CPU reference that solves each matrix of the batch
-// as the tight problem of Gemm.cpp.
-#include "Gemm.h"
+// as the tight problem of GemmReference.cpp.
+#include "gemm/GemmReference.h"
 
 namespace tilec::kernels {
 

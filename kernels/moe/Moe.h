@@ -1,7 +1,7 @@
-// Mixture-of-experts kernels, written in the DSL (docs/moe.md).
+// Mixture-of-experts kernels, written in the DSL (docs/moe.md): their
+// configurations and builders. Their problems and CPU references are in
+// MoeReference.h, their registry entries in MoeEntry.h.
 #pragma once
-
-#include "Registry.h"
 
 #include "tilec/dsl.hpp"
 #include "tilec/result.hpp"
@@ -10,6 +10,10 @@
 #include <string>
 
 namespace tilec::kernels {
+
+/// x rounded up to a multiple of m (the padded sizes of the token alignment).
+inline int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
 
 /// Gating: per token, a softmax over the experts' router logits and the top-k
 /// experts (ties: the lowest index), their weights optionally renormalised to
@@ -25,11 +29,6 @@ struct MoeGateConfig {
 
 std::string moeGateKernelName(const MoeGateConfig &config);
 Result<Kernel> buildMoeGate(const MoeGateConfig &config);
-/// `tilec --run`'s problem: `logits` fixed (empty: random in [-1, 1), rounded
-/// to the dtype, so that equal logits, and ties, occur).
-Problem moeGateProblem(const MoeGateConfig &config, int64_t tokens, std::vector<double> logits = {});
-
-KernelInfo moeGateKernelInfo();
 
 /// The expert computation of an MoE layer, three kernels over the token
 /// alignment (sorted token ids padded per expert to block_m with the sentinel
@@ -67,23 +66,6 @@ int64_t moeDivisibility(int64_t extent, DType dtype);
 std::string moeExpertsKernelName(const MoeExpertsConfig &config);
 Result<Kernel> buildMoeExperts(const MoeExpertsConfig &config);
 
-/// The token alignment the expert kernels consume, computed on the host from
-/// topk ids [tokens * k] (row-major [tokens, k]).
-struct MoeAlignment {
-  std::vector<int64_t> sortedTokenIds;  ///< [maxPadded]: token of each sorted position, `tokens` for padding
-  std::vector<int64_t> blockExperts;    ///< [maxPadded / blockM]: expert of each block, -1 past the total
-  std::vector<int64_t> positions;       ///< [k * tokens]: sorted position of pair (t, j) at j * tokens + t
-  int64_t paddedTotal = 0;              ///< sum over experts of their pair counts rounded up to blockM
-};
-/// Pairs grouped by expert, in (j, t) order inside a group (choice j of every
-/// token, then choice j + 1: the order the alignment kernel visits), each expert's segment
-/// padded to a multiple of blockM; maxPadded = tokens * k + experts * (blockM - 1),
-/// rounded up to blockM (the bound inference engines allocate).
-MoeAlignment alignTokens(const std::vector<int64_t> &topkIds, int64_t tokens, int64_t topk, int64_t experts,
-                         int64_t blockM);
-
-KernelInfo moeExpertsKernelInfo();
-
 /// Token alignment as a kernel (one workgroup): from topk ids [tokens, k]
 /// (i32) it writes what alignTokens computes: sorted_token_ids [P],
 /// block_experts [P / block_m], positions [k * tokens] and total_padded [1]
@@ -99,9 +81,5 @@ struct MoeAlignConfig {
 
 std::string moeAlignKernelName(const MoeAlignConfig &config);
 Result<Kernel> buildMoeAlign(const MoeAlignConfig &config);
-KernelInfo moeAlignKernelInfo();
-
-/// The whole layer (`moe`): gate -> align -> gate_up -> down -> combine.
-KernelInfo moeKernelInfo();
 
 } // namespace tilec::kernels

@@ -1,14 +1,12 @@
-// GEMM C = A @ B in the tilec DSL (see Gemm.cpp for the tile configuration).
+// GEMM C = A @ B in the tilec DSL: its configuration and builder (Gemm.cpp
+// gives the tile configuration). Its problems and CPU references are in
+// GemmReference.h, its registry entry in GemmEntry.h.
 #pragma once
-
-#include "Registry.h"
 
 #include "tilec/dsl.hpp"
 #include "tilec/result.hpp"
 
 #include <cstdint>
-#include <optional>
-#include <utility>
 #include <string>
 
 namespace tilec::kernels {
@@ -74,16 +72,6 @@ struct GemmConfig {
   bool strided = false;
 };
 
-/// Leading dimensions and batch of a strided GEMM problem (GemmConfig::strided),
-/// in elements and rows; 0 for a leading dimension means tight (the operand's
-/// inner extent), and `tight` batch strides are one matrix's rows.
-struct GemmStrides {
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  int64_t batch = 1;
-  static constexpr int64_t tight = -1;
-  int64_t batchStrideA = tight, batchStrideB = tight, batchStrideC = tight;
-};
-
 /// The divisibility a GEMM kernel for an inner extent `extent` of A or B may
 /// assume: the largest power of two dividing it, up to 16 bytes of `dtype`.
 int64_t gemmDivisibility(int64_t extent, DType dtype);
@@ -95,31 +83,5 @@ std::string gemmKernelName(const GemmConfig &config);
 int64_t gemmLdsBytes(const GemmConfig &config);
 
 Result<Kernel> buildGemm(const GemmConfig &config);
-
-/// How a GEMM problem's operands are stored (GemmConfig::transA, transB).
-struct GemmLayout {
-  bool transA = false, transB = false;
-};
-
-/// The problem C[M,N] = A[M,K] @ B[K,N] with its CPU reference (double); A
-/// and B stored as `layout` says.
-Problem gemmProblem(int64_t M, int64_t N, int64_t K, DType in, DType out, GemmLayout layout = {});
-
-/// The batched problem C[b] = A[b] @ B[b] of GemmConfig::strided: the
-/// tensors are the padded buffers (filled at random, padding included; C's
-/// padding starts as a pattern the reference expects unchanged), then the
-/// i32 scalars M, N, K, batch and the batch strides after the `firstScalar`
-/// arguments before them. With fp8 scales (`scales`), the scales come first.
-Result<Problem> gemmStridedProblem(int64_t M, int64_t N, int64_t K, DType in, DType out, GemmLayout layout,
-                                   const GemmStrides &strides, std::optional<std::pair<float, float>> scales);
-
-/// The fp8 problem C[M,N] = scale_a * scale_b * (A[M,K] @ B[K,N]), A and B
-/// of type `in`: e4m3fnuz (dtype=fp8) or e5m2fnuz (dtype=bf8); the scales are
-/// f32 kernel arguments 3 and 4 (after C).
-Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB,
-                       DType in = DType::fp8e4m3fnuz, GemmLayout layout = {});
-
-/// The registry entry (`tilec --kernel=gemm -p M=... -p dtype=...`).
-KernelInfo gemmKernelInfo();
 
 } // namespace tilec::kernels

@@ -1,0 +1,192 @@
+// tilec DSL: KernelBuilder's kernel arguments, launch grid, tensor windows and
+// scalar reads (declared in tilec/dsl/builder.hpp).
+//
+// Standard library only (public header); included by tilec/dsl/builder.hpp.
+#pragma once
+
+#include "tilec/dsl/builder.hpp"
+
+namespace tilec::dsl {
+
+//--- Arguments ---------------------------------------------------------------
+
+inline Tensor KernelBuilder::tensor(const std::string &name, DType dtype, int rank, TensorOptions options,
+                                    SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  if (rank < 1 || rank > 2)
+    s.report("tensor", "tensor '" + name + "' must have rank 1 or 2, got " + std::to_string(rank));
+  const int64_t d = options.divisibility;
+  const bool validDivisibility = d >= 1 && d <= 1024 && (d & (d - 1)) == 0;
+  if (!validDivisibility)
+    s.report("tensor", "tensor '" + name + "': divisibility must be a power of two in [1, 1024], got " +
+                           std::to_string(d));
+  std::string ssa = addArg(name, ArgKind::Tensor, dtype, rank, validDivisibility ? d : 1);
+  s.tensors.push_back({name, ssa, dtype, rank, static_cast<int>(s.args.size()) - 1});
+  return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
+}
+
+inline Scalar KernelBuilder::scalarF32(const std::string &name, SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  s.scalars.push_back(addArg(name, ArgKind::F32, DType::f32, 0));
+  return Scalar(&s, static_cast<int>(s.scalars.size()) - 1);
+}
+
+inline Index KernelBuilder::scalarIndex(const std::string &name, SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  std::string ssa = addArg(name, ArgKind::Index, DType::i32, 0);
+  int id = s.addValue(ssa, 0);
+  s.scalarArgOfValue[id] = static_cast<int>(s.args.size()) - 1;
+  return s.value(id);
+}
+
+inline Index KernelBuilder::scalarI32(const std::string &name, SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  std::string arg = addArg(name, ArgKind::I32, DType::i32, 0);
+  std::string ssa = s.uniqueName(arg + "_index");
+  s.castLines.push_back(
+      s.addLine("%" + ssa + " = arith.index_cast %" + arg + " : i32 to index"));
+  int id = s.addValue(ssa, 0);
+  s.scalarArgOfValue[id] = static_cast<int>(s.args.size()) - 1;
+  return s.value(id);
+}
+
+//--- Launch grid -------------------------------------------------------------
+
+inline void KernelBuilder::grid(const std::vector<GridExtent> &extents, SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  if (s.gridSet)
+    return s.report("grid", "the grid is already set");
+  if (extents.empty() || extents.size() > 3)
+    return s.report("grid", "a grid has 1 to 3 axes, got " + std::to_string(extents.size()));
+  std::vector<GridDim> dims;
+  for (const GridExtent &e : extents) {
+    std::string which = "grid axis " + std::to_string(dims.size());
+    if (e.tile_ < 1)
+      return s.report("grid", which + ": tile must be >= 1, got " + std::to_string(e.tile_));
+    if (e.tensor_ == GridExtent::kConstant) {
+      dims.push_back({-1, 0, e.tile_});
+      continue;
+    }
+    if (e.tensor_ == GridExtent::kScalar) {
+      auto arg = s.scalarArgOfValue.find(e.axis_);
+      if (e.state_ != &s || arg == s.scalarArgOfValue.end())
+        return s.report("grid", which + ": the extent must be an i32 or index scalar argument of this kernel "
+                                        "(as scalarI32 or scalarIndex returned it)");
+      dims.push_back({arg->second, -1, e.tile_});
+      continue;
+    }
+    if (e.tensor_ == GridExtent::kNoTensor || e.state_ != &s)
+      return s.report("grid", which + " refers to a tensor of a different kernel");
+    const detail::TensorInfo &t = s.tensors[e.tensor_];
+    if (t.arg < 0)
+      return s.report("grid", which + ": " + t.name + " is a window; size the grid by a kernel argument");
+    if (e.axis_ < 0 || e.axis_ >= t.rank)
+      return s.report("grid", which + ": tensor " + t.str() + " has no dimension " +
+                                  std::to_string(e.axis_));
+    dims.push_back({t.arg, e.axis_, e.tile_});
+  }
+  s.grid = dims;
+  s.gridSet = true;
+}
+
+inline Index KernelBuilder::blockId(int axis, SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  if (axis < 0 || axis > 2) {
+    s.report("tile.block_id", "grid axis must be 0, 1 or 2, got " + std::to_string(axis));
+    return detail::State::literal(0);
+  }
+  auto it = s.blockIdValue.find(axis);
+  if (it != s.blockIdValue.end())
+    return s.value(it->second);
+  std::string ssa = s.uniqueName("bid" + std::to_string(axis));
+  s.blockIdLine[axis] = s.addLine("%" + ssa + " = tile.block_id " + std::to_string(axis) + " : index");
+  s.blockIdLoc[axis] = s.cur;
+  int id = s.addValue(ssa, 0);
+  s.blockIdValue[axis] = id;
+  return s.value(id);
+}
+
+inline std::pair<Index, Index> KernelBuilder::tileOrder(const Index &gridM, const Index &gridN, const TileOrder &order,
+                                                        SourceLoc loc) {
+  Index bm = blockId(0, loc), bn = blockId(1, loc);
+  if (order.groupM <= 1 && order.xcds <= 1)
+    return {bm, bn};
+  // Linear id in dispatch order (axis 0 fastest).
+  Index n = gridM * gridN;
+  Index pid = bm + bn * gridM;
+  if (order.xcds > 1) {
+    // Workgroup pid runs on chiplet pid % X. Renumber so that chiplet x owns
+    // the consecutive ids [x*per + min(x, rem), ...): per = n / X, and the
+    // first rem = n % X chiplets get one more.
+    Index x = pid % order.xcds, local = pid / order.xcds;
+    Index per = n / order.xcds, rem = n % order.xcds;
+    pid = x * per + ::tilec::dsl::min(x, rem, loc) + local;
+  }
+  if (order.groupM <= 1)
+    return {pid % gridM, pid / gridM};
+  // Grouped order: groupM tile rows at a time, column by column.
+  Index inGroup = gridN * order.groupM;
+  Index firstM = (pid / inGroup) * order.groupM;
+  Index rows = ::tilec::dsl::min(gridM - firstM, Index(order.groupM), loc);
+  Index r = pid % inGroup;
+  return {firstM + r % rows, r / rows};
+}
+
+//--- Tensor windows and scalar reads -----------------------------------------
+
+inline Tensor KernelBuilder::window(const Tensor &t, const std::vector<Index> &origin, const std::vector<Index> &sizes,
+                                    SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  const char *op = "tile.window";
+  const detail::TensorInfo *x = s.tensor(t, op, "source");
+  if (!x)
+    return Tensor();
+  if (origin.size() != static_cast<size_t>(x->rank) || sizes.size() != static_cast<size_t>(x->rank)) {
+    s.report(op, "a window of tensor " + x->str() + " needs " + std::to_string(x->rank) +
+                     " origin index(es) and as many sizes, got " + std::to_string(origin.size()) + " and " +
+                     std::to_string(sizes.size()));
+    return Tensor();
+  }
+  auto o = operands(origin, op), z = operands(sizes, op);
+  if (!o || !z)
+    return Tensor();
+  detail::TensorInfo w{x->name + "_window", s.uniqueName(x->name + "_w"), x->dtype, x->rank, -1,
+                       s.regions.back()};
+  std::string type = x->type();
+  s.body.push_back(s.addLine("%" + w.ssa + " = " + op + " %" + x->ssa + "[" + *o + "] [" + *z + "] : " + type));
+  s.tensors.push_back(std::move(w));
+  return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
+}
+
+inline Index KernelBuilder::loadIndex(const Tensor &t, const std::vector<Index> &at, SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  const char *op = "tile.load_index";
+  const detail::TensorInfo *x = s.tensor(t, op, "source");
+  if (!x)
+    return detail::State::literal(0);
+  if (x->dtype != DType::i32) {
+    s.report(op, "reads an i32 tensor, got " + x->str());
+    return detail::State::literal(0);
+  }
+  if (at.size() != static_cast<size_t>(x->rank)) {
+    s.report(op, "needs " + std::to_string(x->rank) + " indices into tensor " + x->str() + ", got " +
+                     std::to_string(at.size()));
+    return detail::State::literal(0);
+  }
+  auto p = operands(at, op);
+  if (!p)
+    return detail::State::literal(0);
+  std::string ssa = s.temp();
+  s.body.push_back(s.addLine("%" + ssa + " = " + op + " %" + x->ssa + "[" + *p + "] : " + x->type()));
+  return s.value(s.addValue(ssa, s.regions.back()));
+}
+
+} // namespace tilec::dsl
