@@ -479,8 +479,9 @@ template <int R, int C, int Vec, int Block> TL_INLINE int block_col(int b) {
 
 /// Issues the loads of the Rows x Cols window of `g` at (r0, c0) into registers.
 /// Realigned runs of a window inside the tensor and the buffer (all but the
-/// edge tiles) skip every bounds test.
-template <class T, int R, int C, int Threads, int V, int B, bool RA, class G>
+/// edge tiles) skip every bounds test. Pinned: nothing is scheduled across
+/// the end of the call (sched_barrier).
+template <bool Pinned = false, class T, int R, int C, int Threads, int V, int B, bool RA, class G>
 TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B, RA> &s, const G &g, int r0, int c0) {
   if constexpr (RA) {
     const bool inside = g.template inside<R, C>(r0, c0);
@@ -503,6 +504,11 @@ TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B, RA> &s, const G &g, 
               g.store_offset(r0 + block_row<R, C, V, B>(b) + q, c0 + block_col<R, C, V, B>(b)));
     }
   }
+  // Pinned: the loads stay where the kernel issues them, ahead of the work
+  // that hides their latency (clang's scheduler otherwise sinks them past a
+  // pipelined loop's matrix instructions, to just before the wait for them).
+  if constexpr (Pinned)
+    hw::sched_barrier<0>();
 }
 
 /// Writes a staged tile into LDS.
