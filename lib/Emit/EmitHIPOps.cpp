@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -262,8 +263,16 @@ LogicalResult Emitter::emitOp(Operation &op) {
           }
           if (!layout || layout.getValue() != "staging")
             return l.emitOpError() << "register tile has no layout; run tilec-infer-layouts first";
-          line() << "tl::load_staging(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
-                 << name(l.getIndices()[0]) << ", " << c << ");\n";
+          // AMD, in a loop: the prefetch loads stay where they are issued,
+          // ahead of the matrix work that hides their latency, unless a
+          // gemm's schedule interleaves them with its matrix instructions.
+          bool pinned = false;
+          if (auto loop = l->getParentOfType<scf::ForOp>(); loop && target.vendor == Vendor::AMD) {
+            pinned = true;
+            loop.walk([&](tile::GemmOp g) { pinned &= !g->hasAttr(pattr::kInterleaveVmem); });
+          }
+          line() << (pinned ? "tl::load_staging<true>(" : "tl::load_staging(") << name(l.getDest()) << ", "
+                 << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
           return success();
         }
         const int64_t run = loadVecOf(l.getDest());
@@ -433,9 +442,47 @@ LogicalResult Emitter::emitOp(Operation &op) {
           if (!on.empty())
             line() << "// wavefront schedule: " << on << "\n";
         }
-        line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; " << iv << " < "
-               << name(loop.getUpperBound()) << "; " << iv << " += " << name(loop.getStep())
-               << ") {\n";
+        // On AMD, a loop over a tile's S LDS buffers filled from registers,
+        // counting up from a constant >= 0: the body is emitted S times per
+        // iteration (the later copies under a test of the trip count), so
+        // that clang sees each copy's buffer index as a constant (the
+        // counter is a multiple of S there) and folds the buffers' offsets
+        // into the LDS accesses' immediates.
+        auto stages = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages);
+        auto lower = getConstantIntValue(loop.getLowerBound());
+        const int unroll = stages && stages.getInt() > 1 && loop->hasAttr("tile.pipelined") && !pending &&
+                                   target.vendor == Vendor::AMD && lower && *lower >= 0
+                               ? (int)stages.getInt()
+                               : 1;
+        const std::string ub = name(loop.getUpperBound()), step = name(loop.getStep());
+        if (unroll == 1) {
+          line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; " << iv << " < " << ub << "; "
+                 << iv << " += " << step << ") {\n";
+        } else {
+          const std::string base = fresh("u");
+          line() << "// unrolled by its " << unroll << " LDS buffers\n";
+          // The counter's steps as constants where the loop's step is one.
+          auto constStep = getConstantIntValue(loop.getStep());
+          auto times = [&](int n) { return constStep ? std::to_string(n * *constStep) : std::to_string(n) + " * " + step; };
+          line() << "for (int " << base << " = " << name(loop.getLowerBound()) << "; " << base << " < " << ub << "; "
+                 << base << " += " << times(unroll) << ") {\n";
+          ++indent;
+          line() << "__builtin_assume(" << base << " >= 0);\n";
+          for (int u = 0; u < unroll; ++u) {
+            iv = fresh("i");
+            names[loop.getInductionVar()] = iv;
+            line() << "const int " << iv << " = " << (u ? base + " + " + times(u) : base) << ";\n";
+            line() << (u ? "if (" + iv + " < " + ub + ") {\n" : std::string("{\n"));
+            ++indent;
+            if (failed(emitBlock(*loop.getBody())))
+              return failure();
+            --indent;
+            line() << "}\n";
+          }
+          --indent;
+          line() << "}\n";
+          return success();
+        }
         ++indent;
         if (pending)  // this iteration's copies have landed once at most `pending` groups are in flight
           line() << "tl::async_wait<" << pending.getInt() << ">();\n";

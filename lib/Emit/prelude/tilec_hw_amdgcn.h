@@ -113,6 +113,11 @@ TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { tl_raw_buffer_s
 /// (Global::load_unaligned in tilec_tiles.h).
 TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) { return __builtin_amdgcn_alignbyte(hi, lo, (unsigned)s); }
 
+/// v_perm_b32: byte i of the result is byte sel.byte[i] of the 8 bytes hi:lo
+/// (selector bytes 0-7; the transposed LDS writes use no others).
+#define TL_HW_HAS_PERM 1
+TL_INLINE unsigned perm_bytes(unsigned hi, unsigned lo, unsigned sel) { return __builtin_amdgcn_perm(hi, lo, sel); }
+
 // --- LDS ------------------------------------------------------------------------
 template <class T> TL_INLINE T lds_read(const T *p) { return *p; }
 template <class T> TL_INLINE void lds_write(T *p, T v) { *p = v; }

@@ -154,6 +154,16 @@ TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { emu->buffer_sto
 TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) {
   return (unsigned)((((unsigned long long)hi << 32) | lo) >> (8 * (s & 3)));
 }
+/// AMD's v_perm_b32 for selector bytes 0-7: byte i of the result is byte
+/// sel.byte[i] of the 8 bytes hi:lo.
+#define TL_HW_HAS_PERM 1
+TL_INLINE unsigned perm_bytes(unsigned hi, unsigned lo, unsigned sel) {
+  const unsigned long long both = (unsigned long long)hi << 32 | lo;
+  unsigned v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= (unsigned)(both >> (8 * ((sel >> (8 * i)) & 7)) & 0xff) << (8 * i);
+  return v;
+}
 
 // --- asynchronous copies (tilec_hw_cuda.h's cp.async): the LDS write of a
 // copy happens when async_wait retires its group (or when the lane returns);

@@ -293,11 +293,13 @@ template <class T, unsigned Flags> struct Global {
     bool in = r >= 0 && r < rows && c >= 0 && c < cols;
     return in ? (origin + r * pitch + c) * (int)sizeof(T) : outside;
   }
-  /// offset() for stores: the same value, tested without short-circuits. Both
-  /// forms are what clang compiles fastest where they are used (instructions
-  /// executed by the JIT for the default GEMM, measured: the `&` form halves
-  /// the cost of the stores' bounds tests, the `&&` form is cheaper for the
-  /// element-wise loads).
+  /// offset() for stores and for the staged tile loads (load_staging): the
+  /// same value, tested without short-circuits. Both forms are what clang
+  /// compiles fastest where they are used (instructions executed by the JIT
+  /// for the default GEMM, measured: the `&` form halves the cost of the
+  /// stores' bounds tests, the `&&` form is cheaper for the element-wise
+  /// loads). In a pipelined loop's staged loads the `&&` form became an
+  /// exec-masked branch per load (s_and_saveexec, s_or exec, s_nop) on gfx942.
   TL_INLINE int store_offset(int r, int c) const {
     const bool in = ((unsigned)r < (unsigned)rows) & ((unsigned)c < (unsigned)cols);
     return in ? (origin + r * pitch + c) * (int)sizeof(T) : outside;
@@ -477,8 +479,9 @@ template <int R, int C, int Vec, int Block> TL_INLINE int block_col(int b) {
 
 /// Issues the loads of the Rows x Cols window of `g` at (r0, c0) into registers.
 /// Realigned runs of a window inside the tensor and the buffer (all but the
-/// edge tiles) skip every bounds test.
-template <class T, int R, int C, int Threads, int V, int B, bool RA, class G>
+/// edge tiles) skip every bounds test. Pinned: nothing is scheduled across
+/// the end of the call (sched_barrier).
+template <bool Pinned = false, class T, int R, int C, int Threads, int V, int B, bool RA, class G>
 TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B, RA> &s, const G &g, int r0, int c0) {
   if constexpr (RA) {
     const bool inside = g.template inside<R, C>(r0, c0);
@@ -497,9 +500,15 @@ TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B, RA> &s, const G &g, 
       if (s.blocks % Threads == 0 || b < s.blocks)  // no branch when the blocks divide evenly
         TL_UNROLL
         for (int q = 0; q < B; ++q)
-          s.v[j * B + q] = g.template load_raw<V>(r0 + block_row<R, C, V, B>(b) + q, c0 + block_col<R, C, V, B>(b));
+          s.v[j * B + q] = g.template load_at<V * (int)sizeof(T)>(
+              g.store_offset(r0 + block_row<R, C, V, B>(b) + q, c0 + block_col<R, C, V, B>(b)));
     }
   }
+  // Pinned: the loads stay where the kernel issues them, ahead of the work
+  // that hides their latency (clang's scheduler otherwise sinks them past a
+  // pipelined loop's matrix instructions, to just before the wait for them).
+  if constexpr (Pinned)
+    hw::sched_barrier<0>();
 }
 
 /// Writes a staged tile into LDS.
@@ -541,6 +550,22 @@ template <class L, int B, class X>
 TL_INLINE void store_block_transposed(const L &dst, int r, int c, int run, const X (&rows)[B]) {
   using T = typename L::elem;
   constexpr int eb = (int)sizeof(T), V = (int)sizeof(X) / eb, P = transpose_rotation<L, V>();
+  const int flip = run % P;
+#if TL_HW_HAS_PERM
+  if constexpr (eb == 2 && B == 2 && P <= 2) {
+    // Two rows of 16-bit elements, rotated over at most 2 rows: element
+    // e ^ flip lies in the same words as element e, so one byte permute with
+    // a per-lane selector builds each rotated column (no select per column).
+    const unsigned even = 0x05040100u, odd = 0x07060302u;  // {lo(w0), lo(w1)}, {hi(w0), hi(w1)}
+    const unsigned same = flip ? odd : even, other = flip ? even : odd;
+    TL_UNROLL
+    for (int e = 0; e < V; ++e) {
+      const unsigned w0 = raw_slice<unsigned>(rows[0], e / 2 * 4), w1 = raw_slice<unsigned>(rows[1], e / 2 * 4);
+      dst.template store_run<B>(c + (e ^ flip), r, hw::perm_bytes(w1, w0, e % 2 ? other : same));
+    }
+    return;
+  }
+#endif
   raw_t<B * eb> cols[V];
   TL_UNROLL
   for (int e = 0; e < V; ++e) {
@@ -550,7 +575,6 @@ TL_INLINE void store_block_transposed(const L &dst, int r, int c, int run, const
       col[q] = raw_slice<raw_t<eb>>(rows[q], e * eb);
     __builtin_memcpy(&cols[e], col, sizeof col);
   }
-  const int flip = run % P;
   TL_UNROLL
   for (int e = 0; e < V; ++e) {
     raw_t<B * eb> v = cols[e];
