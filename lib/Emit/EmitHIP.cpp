@@ -27,6 +27,8 @@ FailureOr<std::string> cType(Operation *at, Type t) {
   if (t.isBF16()) return std::string("tl::bf16");
   if (t.isFloat8E4M3FNUZ()) return std::string("tl::fp8e4m3fnuz");
   if (t.isFloat8E5M2FNUZ()) return std::string("tl::fp8e5m2fnuz");
+  if (t.isFloat8E4M3FN()) return std::string("tl::fp8e4m3");
+  if (t.isFloat8E5M2()) return std::string("tl::fp8e5m2");
   if (t.isInteger(32)) return std::string("int");
   if (t.isIndex()) return std::string("int");
   return at->emitOpError() << "element type " << t << " is not supported by the HIP emitter yet";
@@ -39,6 +41,8 @@ std::optional<StringRef> preludeOperandType(ElemType t) {
   case ElemType::F16: return StringRef("tl::f16");
   case ElemType::FP8E4M3FNUZ: return StringRef("tl::fp8e4m3fnuz");
   case ElemType::FP8E5M2FNUZ: return StringRef("tl::fp8e5m2fnuz");
+  case ElemType::FP8E4M3FN: return StringRef("tl::fp8e4m3");
+  case ElemType::FP8E5M2: return StringRef("tl::fp8e5m2");
   default: return std::nullopt;
   }
 }

@@ -13,7 +13,9 @@
 
 namespace tilec {
 
-enum class ElemType { F32, F16, BF16, FP8E4M3FNUZ, FP8E5M2FNUZ, I8, I32 };
+/// FP8E4M3FNUZ / FP8E5M2FNUZ: AMD gfx942's fp8 and bf8; FP8E4M3FN / FP8E5M2:
+/// the OCP formats (NVIDIA's e4m3 and e5m2). lib/Target/Float8.h decodes them.
+enum class ElemType { F32, F16, BF16, FP8E4M3FNUZ, FP8E5M2FNUZ, FP8E4M3FN, FP8E5M2, I8, I32 };
 
 std::string_view elemTypeName(ElemType t);  // "f32", "bf16", ...
 std::optional<ElemType> parseElemType(std::string_view s);
