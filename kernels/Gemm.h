@@ -26,7 +26,7 @@ struct GemmConfig {
   /// K x N (as B [K, N] is stored; NVIDIA reads it with ldmatrix.trans, and
   /// cp.async can move it). A's tile is always M x K.
   enum class BTile { NK, KN } bTile = BTile::NK;
-  DType dtype = DType::bf16; ///< A and B (bf16, f16, fp8e4m3fnuz or fp8e5m2fnuz)
+  DType dtype = DType::bf16; ///< A and B (bf16, f16, fp8e4m3fnuz, fp8e5m2fnuz, e4m3 or e5m2)
   DType out = DType::f32;    ///< C (f32 or bf16); accumulation is always f32
   int64_t blockM = 128;      ///< rows of C per workgroup
   int64_t blockN = 128;      ///< columns of C per workgroup
@@ -114,7 +114,8 @@ Result<Problem> gemmStridedProblem(int64_t M, int64_t N, int64_t K, DType in, DT
                                    const GemmStrides &strides, std::optional<std::pair<float, float>> scales);
 
 /// The fp8 problem C[M,N] = scale_a * scale_b * (A[M,K] @ B[K,N]), A and B
-/// of type `in`: e4m3fnuz (dtype=fp8) or e5m2fnuz (dtype=bf8); the scales are
+/// of type `in`: e4m3fnuz (dtype=fp8), e5m2fnuz (dtype=bf8) or the OCP e4m3
+/// and e5m2; the scales are
 /// f32 kernel arguments 3 and 4 (after C).
 Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB,
                        DType in = DType::fp8e4m3fnuz, GemmLayout layout = {});

@@ -433,7 +433,8 @@ static std::vector<TargetInfo> buildTargets() {
            .cycles = 8, .waveSize = 32,
            .lanes = &kMmaK32Lanes,
            .atom = "Mma16x8x32",
-           .emuOp = 12},  // TL_EMU_MMA_M16N8K32_E4M3
+           .emuOp = 12,  // TL_EMU_MMA_M16N8K32_E4M3
+           .ptxVersion = 84},  // PTX ISA 8.4: mma with .e4m3/.e5m2
           {.name = "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32",
            .builtin = "mma_m16n8k32_e5m2",
            .family = F::MMA,
@@ -443,7 +444,8 @@ static std::vector<TargetInfo> buildTargets() {
            .cycles = 8, .waveSize = 32,
            .lanes = &kMmaK32Lanes,
            .atom = "Mma16x8x32",
-           .emuOp = 13},  // TL_EMU_MMA_M16N8K32_E5M2
+           .emuOp = 13,  // TL_EMU_MMA_M16N8K32_E5M2
+           .ptxVersion = 84},
           // wgmma.mma_async m64nNk16 (bf16, f16 -> f32), a warpgroup of 4
           // warps, A and B in shared memory (no operand registers), N/2
           // accumulator registers per lane. Cycles: 64 x N x 16 MACs at 2048

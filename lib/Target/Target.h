@@ -87,6 +87,9 @@ struct MatrixInstr {
   /// emulator prelude's hardware function for it passes; -1 when the emulator
   /// models it through its own entry point (wgmma).
   int emuOp = -1;
+  /// The PTX ISA version (times 10) the instruction needs, for NVIDIA rows
+  /// newer than the compiler's default (PTX ISA 8.0); 0 for none.
+  int ptxVersion = 0;
 
   /// Elements of A (`b` false: element r of lane l is A[mn][k]) or B (`b`
   /// true: B[k][mn]) one lane holds per instruction.
