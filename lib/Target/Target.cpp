@@ -510,6 +510,7 @@ static std::vector<TargetInfo> buildTargets() {
       },
       .bufferRsrcFlags = 0u,
       .asyncCopyBytes = 16,
+      .fp8Formats = TargetInfo::Fp8Formats::Ocp,
   });
   return ts;
 }

@@ -152,6 +152,17 @@ struct TargetInfo {
   /// The f16/bf16 matrix instructions flush subnormal inputs and outputs to
   /// zero: CDNA2 (gfx90a). CDNA3 (gfx942) and gfx11's WMMA keep them.
   bool matrixFlushes16BitSubnormals = false;
+  /// The 8-bit float formats kernels for the target may hold (in memory and
+  /// tiles): AMD's fnuz ones (gfx942's fp8/bf8; the other AMD targets convert
+  /// them in software) or the OCP ones (NVIDIA's e4m3/e5m2). The other
+  /// family is an error (tilec-select-matrix-instr).
+  enum class Fp8Formats { Fnuz, Ocp } fp8Formats = Fp8Formats::Fnuz;
+  /// Whether `t` is an 8-bit float type of the other family than fp8Formats.
+  bool lacksFp8Format(ElemType t) const {
+    const bool fnuz = t == ElemType::FP8E4M3FNUZ || t == ElemType::FP8E5M2FNUZ;
+    const bool ocp = t == ElemType::FP8E4M3FN || t == ElemType::FP8E5M2;
+    return fp8Formats == Fp8Formats::Fnuz ? ocp : fnuz;
+  }
 
   /// Waves per SIMD for a kernel using `vgpr` arch VGPRs and `agpr` AGPRs and
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).
