@@ -3,12 +3,18 @@
 // OcpFp8) against the host codec (lib/Target/Float8.h, itself checked
 // against the OCP specification by tests/unit/target/Float8Test.cpp) for
 // every code, every tie between neighbouring codes and the f32 values either
-// side of each tie, and saturation.
+// side of each tie, and saturation; and the emulator's mma.sync m16n8k32
+// (e4m3, e5m2) with operands placed through the PTX ISA fragment tables in
+// tests/data/matrix-layouts/ptx: products exact, one f32 rounding of C plus
+// the exact sum.
 #include "EmuTestUtil.h"
 
 #include "Target/Float8.h"
 
 #include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <vector>
 
 using namespace tilec;
@@ -111,5 +117,86 @@ TEST(OcpFp8Conversions, Anchors) {
   EXPECT_EQ(e5.decoded[0xfc], -INFINITY);
   EXPECT_EQ(e5.decoded[0x3c], 1.0f);  // bias 15
 }
+
+/// cells[lane][element] = (row, col) of a PTX fragment table (one row per lane).
+std::vector<std::vector<std::pair<int, int>>> readFragments(const std::string &name) {
+  std::ifstream in(std::string(TILEC_MATRIX_LAYOUTS_DIR) + "/ptx/" + name);
+  std::vector<std::vector<std::pair<int, int>>> out;
+  std::string line;
+  if (!in || !std::getline(in, line))
+    return out;
+  static const std::regex cell("[ABD]\\[([0-9]+)\\]\\[([0-9]+)\\]");
+  while (std::getline(in, line)) {
+    std::vector<std::pair<int, int>> row;
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), cell); it != std::sregex_iterator(); ++it)
+      row.push_back({std::stoi((*it)[1]), std::stoi((*it)[2])});
+    out.push_back(row);
+  }
+  return out;
+}
+
+/// A finite code of every exponent and mantissa pattern, varied by `i`.
+template <class Codec> uint8_t variedCode(int i) {
+  for (int h = i * 37 + 11;; ++h)
+    if (std::isfinite(Codec::decode(uint8_t(h % 256))))
+      return uint8_t(h % 256);
+}
+
+template <class Codec> void expectMmaMatchesExactProducts(const char *type) {
+  const std::string base = std::string("mma.sync.aligned.m16n8k32.row.col.f32.") + type + "." + type + ".f32";
+  const auto ta = readFragments(base + ".A.csv"), tb = readFragments(base + ".B.csv"),
+             td = readFragments(base + ".D.csv");
+  ASSERT_EQ(ta.size(), 32u);
+  ASSERT_EQ(tb.size(), 32u);
+  ASSERT_EQ(td.size(), 32u);
+  constexpr int M = 16, N = 8, K = 32;
+  std::vector<uint8_t> A(M * K), B(K * N);
+  std::vector<float> C(M * N);
+  for (int i = 0; i < M * K; ++i)
+    A[i] = variedCode<Codec>(i);
+  for (int i = 0; i < K * N; ++i)
+    B[i] = variedCode<Codec>(5 * i + 3);
+  for (int i = 0; i < M * N; ++i)
+    C[i] = 0.375f * float(i) - 11.5f;
+  auto emu = makeEmulator("sm_90a");
+  auto *ra = (uint8_t *)emu->allocate(32 * 16);
+  auto *rb = (uint8_t *)emu->allocate(32 * 8);
+  auto *rc = (float *)emu->allocate(32 * 4 * 4);
+  auto *rd = (float *)emu->allocate(32 * 4 * 4);
+  for (int l = 0; l < 32; ++l) {
+    ASSERT_EQ(ta[l].size(), 16u);
+    ASSERT_EQ(tb[l].size(), 8u);
+    ASSERT_EQ(td[l].size(), 4u);
+    for (int j = 0; j < 16; ++j)  // byte j of the lane's four registers: the table's column j
+      ra[l * 16 + j] = A[ta[l][j].first * K + ta[l][j].second];
+    for (int j = 0; j < 8; ++j)
+      rb[l * 8 + j] = B[tb[l][j].first * N + tb[l][j].second];
+    for (int r = 0; r < 4; ++r)
+      rc[l * 4 + r] = C[td[l][r].first * N + td[l][r].second];
+  }
+  const std::string src = std::string("#include \"tilec_prelude.h\"\n"
+                                      "extern \"C\" __global__ void mma(const tl::uint4_t *a, const tl::uint2_t *b, "
+                                      "const tl::float4_t *c, tl::float4_t *d) {\n"
+                                      "  const int l = tl::hw::thread_id();\n"
+                                      "  d[l] = tl::hw::mma_m16n8k32_") + type + "(a[l], b[l], c[l]);\n}\n";
+  auto k = loadOrFail(*emu, src, "mma");
+  ASSERT_TRUE(k);
+  LaunchReport rep = launchOrFail(*emu, *k, {{1, 1, 1}, 32},
+                                  {Arg::pointer(ra), Arg::pointer(rb), Arg::pointer(rc), Arg::pointer(rd)});
+  EXPECT_TRUE(rep.clean()) << rep.summary();
+  for (int l = 0; l < 32; ++l)
+    for (int r = 0; r < 4; ++r) {
+      const auto [m, n] = td[l][r];
+      // In k order in double, as the emulator defines the instruction: exact
+      // for e4m3 (products 2^-18..448^2); e5m2's wider range may round alike.
+      double sum = 0;
+      for (int kk = 0; kk < K; ++kk)
+        sum += Codec::decode(A[m * K + kk]) * Codec::decode(B[kk * N + n]);
+      EXPECT_EQ(rd[l * 4 + r], float(double(C[m * N + n]) + sum)) << type << " lane " << l << " element " << r;
+    }
+}
+
+TEST(OcpFp8Mma, E4M3ThroughThePtxFragmentTables) { expectMmaMatchesExactProducts<Fp8E4M3Fn>("e4m3"); }
+TEST(OcpFp8Mma, E5M2ThroughThePtxFragmentTables) { expectMmaMatchesExactProducts<Fp8E5M2>("e5m2"); }
 
 } // namespace
