@@ -85,6 +85,8 @@ double loadElement(DType t, const void *base, int64_t i) {
   case DType::i8: return static_cast<const int8_t *>(base)[i];
   case DType::fp8e4m3fnuz: return Fp8E4M3Fnuz::decode(static_cast<const uint8_t *>(base)[i]);
   case DType::fp8e5m2fnuz: return Fp8E5M2Fnuz::decode(static_cast<const uint8_t *>(base)[i]);
+  case DType::e4m3: return Fp8E4M3Fn::decode(static_cast<const uint8_t *>(base)[i]);
+  case DType::e5m2: return Fp8E5M2::decode(static_cast<const uint8_t *>(base)[i]);
   }
   return NAN;
 }
@@ -98,6 +100,8 @@ void storeElement(DType t, void *base, int64_t i, double v) {
   case DType::i8: static_cast<int8_t *>(base)[i] = static_cast<int8_t>(v); return;
   case DType::fp8e4m3fnuz: static_cast<uint8_t *>(base)[i] = Fp8E4M3Fnuz::encode(v); return;
   case DType::fp8e5m2fnuz: static_cast<uint8_t *>(base)[i] = Fp8E5M2Fnuz::encode(v); return;
+  case DType::e4m3: static_cast<uint8_t *>(base)[i] = Fp8E4M3Fn::encode(v); return;
+  case DType::e5m2: static_cast<uint8_t *>(base)[i] = Fp8E5M2::encode(v); return;
   }
 }
 

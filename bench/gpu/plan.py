@@ -75,6 +75,27 @@ def gemm_parts(config):
     return ["partial", "reduce"] if gemm_split_k(config) > 1 else [None]
 
 
+# ---- fp8 GEMM (OCP e4m3, per-tensor scales): C[M,N] (bf16) = scale_a * scale_b * (A @ B^T), A
+# [M,K] and B [N,K] row-major e4m3 (tilec's layout nt; torch._scaled_mm takes B^T column-major),
+# through mma.sync m16n8k32. Configurations as GEMM_BIG's; the first is the NVIDIA default for
+# 8-bit operands of layout nt (kernels/Gemm.cpp).
+FP8_GEMM_SHAPES = [(4096, 4096, 4096)]
+FP8_GEMM_DTYPE = "e4m3"
+FP8_GEMM_SCALES = {"scale_a": 0.5, "scale_b": 0.25}
+FP8_GEMM_CONFIGS = ["128 128 64 8 3 8", "128 128 128 8 3 8"]
+
+
+def fp8_gemm_key(m, n, k, config):
+    return "gemm_fp8/%s/%s/div%dx%d/%s" % (GEMM_LAYOUT, FP8_GEMM_DTYPE, gemm_divisibility(k, 1),
+                                          gemm_divisibility(k, 1), config.replace(" ", "_"))
+
+
+def _fp8_gemm_params(m, n, k, config):
+    bm, bn, bk, w, st, gm = config.split()[:6]
+    return {"M": m, "N": n, "K": k, "layout": GEMM_LAYOUT, "dtype": FP8_GEMM_DTYPE, "out": "bf16",
+            "block_m": bm, "block_n": bn, "block_k": bk, "waves": w, "stages": st, "group_m": gm}
+
+
 # ---- Attention forward: packed [total, heads * D] layout -------------------------------------
 ATTN = {"batch": 4, "heads": 32, "seq": 4096, "head_dim": 128}
 # The NVIDIA default first (FlashAttention-2's 64 x 64 blocks over 4 warps, the key
@@ -272,6 +293,9 @@ def compile_jobs():
         for i, c in enumerate(gemm_configs(m)):
             for part in gemm_parts(c):
                 add(gemm_key(m, n, k, c, part), "gemm", _gemm_params(m, n, k, c, part), False)
+    for (m, n, k) in FP8_GEMM_SHAPES:
+        for i, c in enumerate(FP8_GEMM_CONFIGS):
+            add(fp8_gemm_key(m, n, k, c), "gemm", _fp8_gemm_params(m, n, k, c), i == 0)
     for causal in (1, 0):
         for i, cfg in enumerate(ATTN_CONFIGS):
             add(attn_key(ATTN["heads"], causal, cfg), "attention", _attn_params(ATTN["heads"], causal, cfg), i == 0)

@@ -99,6 +99,24 @@ class Gemm(Case):
                                  (plan.gemm_key(m, n, k, c, "reduce"), [view, "C"])])
 
 
+class Fp8Gemm(Case):
+    """C (bf16) = scale_a * scale_b * (A @ B^T), A [M, K] and B [N, K] OCP e4m3 with
+    per-tensor f32 scales (tilec: -p dtype=e4m3 layout=nt; PyTorch: torch._scaled_mm
+    with the same scales)."""
+    family = "fp8_gemm"
+    outputs = ("C",)
+
+    def __init__(self, m, n, k):
+        super().__init__("%dx%dx%d %s" % (m, n, k, plan.FP8_GEMM_DTYPE))
+        self.m, self.n, self.k = m, n, k
+        fp8 = "f8E4M3FN"
+        self.tensors = {"A": ((m, k), fp8), "B": ((n, k), fp8), "C": ((m, n), "bf16")}
+        self.scalars = dict(plan.FP8_GEMM_SCALES)
+        self.work = {"flop": 2.0 * m * n * k}
+        for c in plan.FP8_GEMM_CONFIGS:
+            self.variant(c, [(plan.fp8_gemm_key(m, n, k, c), ["A", "B", "C", "scale_a", "scale_b"])])
+
+
 ATTN_ARGS = ["Q", "K", "V", "O", "LSE", "cu_seqlens_q", "cu_seqlens_k", "softmax_scale", "max_seqlen_q", "batch"]
 
 
@@ -328,12 +346,13 @@ class Rope(Case):
                          [(plan.rope_key(cfg), ["positions", "Q", "K", "cos_sin_cache"])])
 
 
-FAMILIES = ["gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
+FAMILIES = ["gemm", "fp8_gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
             "rope"]
 
 
 def all_cases():
     cases = [Gemm(*s) for s in plan.GEMM_SHAPES]
+    cases += [Fp8Gemm(*s) for s in plan.FP8_GEMM_SHAPES]
     a = plan.ATTN
     for causal in (True, False):
         cases.append(Attention([a["seq"]] * a["batch"], causal))
@@ -458,7 +477,7 @@ def gpu_main(root, args):
     def sync():
         if on_gpu:
             torch.cuda.synchronize()
-    DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32, "i32": torch.int32}
+    DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32, "i32": torch.int32, "f8E4M3FN": torch.float8_e4m3fn}
     with open(os.path.join(root, "plan.json")) as f:
         planned = json.load(f)
     bundle = tilec.Bundle(os.path.join(root, "bundle"))
@@ -508,6 +527,8 @@ def gpu_main(root, args):
             base = {"F.linear": lambda: F.linear(A, W), "torch.matmul": lambda: torch.matmul(A, W.t())}
             # bf16 output: one rounding (2^-9 relative on average) over f32 sums.
             return ref, {"C": 1e-2}, base, {"F.linear": rel_err(F.linear(A, W), ref["C"])}
+        if isinstance(case, Fp8Gemm):
+            return setup_fp8_gemm(case, T)
         if isinstance(case, Attention):
             return setup_attention(case, T)
         if isinstance(case, PagedDecode):
@@ -527,6 +548,33 @@ def gpu_main(root, args):
         if isinstance(case, Rope):
             return setup_rope(case, T)
         raise ValueError(case.family)
+
+    def setup_fp8_gemm(case, T):
+        # Inputs: normal samples (|x| < 6 or so) rounded to e4m3 (max 448), so the
+        # per-tensor scales are what a quantised tensor carries, not saturation.
+        T["A"].copy_(torch.randn(T["A"].shape, device=dev, generator=gen).to(torch.float8_e4m3fn))
+        T["B"].copy_(torch.randn(T["B"].shape, device=dev, generator=gen).to(torch.float8_e4m3fn))
+        sa, sb = case.scalars["scale_a"], case.scalars["scale_b"]
+        A, B = T["A"], T["B"]
+        ref = {"C": (A.double() @ B.double().t()) * (sa * sb)}
+
+        def dequantised():   # what a kernel without fp8 support computes
+            return ((A.float() @ B.float().t()) * (sa * sb)).to(torch.bfloat16)
+        base = {"dequantised matmul": dequantised}
+        if on_gpu:   # torch._scaled_mm: cuBLASLt's fp8 GEMM, B^T column-major, the same scales
+            ta = torch.tensor(sa, device=dev, dtype=torch.float32)
+            tb = torch.tensor(sb, device=dev, dtype=torch.float32)
+            base["torch._scaled_mm"] = lambda: torch._scaled_mm(A, B.t(), scale_a=ta, scale_b=tb,
+                                                                out_dtype=torch.bfloat16)
+        errs = {}
+        for label, fn in base.items():
+            try:
+                errs[label] = rel_err(fn(), ref["C"])
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        # Products of e4m3 values are exact; f32 sums, then one bf16 rounding
+        # (2^-9 relative on average).
+        return ref, {"C": 1e-2}, base, errs
 
     def attention_reference(q, k, v, causal, scale):
         """[.., S, D] float32 -> O, LSE (natural log), per leading index to bound memory."""

@@ -45,7 +45,7 @@ import tilec  # noqa: E402  (the package prepare.sh copied, which run.py imports
 def fake_launch(self, name, *args, stream=None):
     """GEMM kernels compute C = A B with torch (the verifying path must pass
     them); every other kernel writes nothing."""
-    if name.startswith("gemm_"):
+    if name.startswith("gemm_") and len(args) == 3:   # the fp8 GEMM (scales) writes nothing
         a, b, c = args
         c.copy_(a.float() @ b.float())
 

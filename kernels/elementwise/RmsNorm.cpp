@@ -23,7 +23,10 @@ using elementwise::subnormalHalfUlp;
 
 std::string rmsNormKernelName(const RmsNormConfig &c) {
   return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) +
-         (c.fp8Out ? "_fp8out" + std::to_string(divisibilityFor(c.hidden, DType::fp8e4m3fnuz)) : "") + "_r" +
+         (c.fp8Out ? (c.fp8Type == DType::e4m3 ? "_e4m3out" : "_fp8out") +
+                         std::to_string(divisibilityFor(c.hidden, c.fp8Type))
+                   : "") +
+         "_r" +
          std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_d" +
          std::to_string(divisibilityFor(c.hidden, c.dtype)) + "_w" + std::to_string(c.waves);
 }
@@ -34,8 +37,8 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   Tensor X = kb.tensor("X", c.dtype, 2, runs);
   Tensor R = c.residual ? kb.tensor("R", c.dtype, 2, runs) : X;
   Tensor W = kb.tensor("W", c.dtype, 2, runs);
-  Tensor Y = kb.tensor("Y", c.fp8Out ? DType::fp8e4m3fnuz : c.dtype, 2,
-                       {.divisibility = divisibilityFor(c.hidden, c.fp8Out ? DType::fp8e4m3fnuz : c.dtype)});
+  Tensor Y = kb.tensor("Y", c.fp8Out ? c.fp8Type : c.dtype, 2,
+                       {.divisibility = divisibilityFor(c.hidden, c.fp8Out ? c.fp8Type : c.dtype)});
   Scalar eps = kb.scalarF32("eps"), invH = kb.scalarF32("inv_h");
   std::optional<Scalar> invScale;
   if (c.fp8Out)
@@ -98,7 +101,7 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
     p.tensors.push_back({"R", c.dtype, {tokens, H}, /*output=*/true, std::move(r)});
   }
   p.tensors.push_back({"W", c.dtype, {1, H}});
-  const DType out = c.fp8Out ? DType::fp8e4m3fnuz : c.dtype;
+  const DType out = c.fp8Out ? c.fp8Type : c.dtype;
   p.tensors.push_back({"Y", out, {tokens, H}, /*output=*/true});
   const size_t nt = p.tensors.size();
   p.scalars.push_back({"eps", static_cast<float>(eps), nt});
@@ -118,16 +121,19 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
   // single one by an ulp of dtype, Y moves by as much (u_t more).
   // fp8 out: the product with inv_scale is one more f32 rounding, then
   // e4m3fnuz rounds to 3 mantissa bits (u_t = 2^-4) above 2^-7 and to a grid
-  // of 2^-10 below, and saturates to +-240: the reference clamps too (a
-  // clamp never widens a difference).
+  // of 2^-10 below, and saturates to +-240 (OCP e4m3: 3 bits above 2^-6, a
+  // grid of 2^-9 below, +-448): the reference clamps too (a clamp never
+  // widens a difference).
   const double ut = c.fp8Out ? 0x1p-4 : unitRoundoff(c.dtype), u = 0x1p-24;
   const double k = (double(H) + 3) / 2 + devicemath::kRsqrt + 2 + (c.fp8Out ? 1 : 0);
-  const double halfSpacing = c.fp8Out ? 0x1p-11 : subnormalHalfUlp(c.dtype);
+  const bool ocp = c.fp8Type == DType::e4m3;
+  const double fp8Max = ocp ? 448.0 : 240.0;
+  const double halfSpacing = c.fp8Out ? (ocp ? 0x1p-10 : 0x1p-11) : subnormalHalfUlp(c.dtype);
   p.toleranceRule = "|Y - ref| <= u_t |ref| + (1 + u_t) ((H + 3) / 2 + " + std::to_string(devicemath::kRsqrt) +
                     " + 2" + (c.fp8Out ? " + 1" : "") + ") u |ref|" +
                     (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
-                    ", u = 2^-24, u_t the output's (fp8: 2^-4, ref = clamp(y inv_scale, +-240)); plus half its "
-                    "subnormal spacing";
+                    ", u = 2^-24, u_t the output's (fp8: 2^-4, ref = clamp(y inv_scale, +-" +
+                    (ocp ? "448" : "240") + ")); plus half its subnormal spacing";
   const RmsNormConfig cfg = c;
   p.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
                     std::vector<std::vector<double>> &tolerance) {
@@ -145,7 +151,7 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
       const double r = 1 / std::sqrt(ss / double(H) + eps);
       for (int64_t h = 0; h < H; ++h) {
         const double exact = s[t * H + h] * r * w[h] * (cfg.fp8Out ? invScale : 1.0);
-        const double ref = cfg.fp8Out ? std::clamp(exact, -240.0, 240.0) : exact;
+        const double ref = cfg.fp8Out ? std::clamp(exact, -fp8Max, fp8Max) : exact;
         y[t * H + h] = ref;
         yTol[t * H + h] = ut * std::fabs(ref) + ((1 + ut) * k * u + (cfg.residual ? unitRoundoff(cfg.dtype) : 0)) * std::fabs(exact) +
                           halfSpacing;
@@ -174,8 +180,10 @@ KernelInfo rmsNormKernelInfo() {
       {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
       {"residual", "0", "1: add R first and write the sum to R", ParamSpec::integer(0, 1)},
       {"eps", "1e-6", "added to the mean square", ParamSpec::real()},
-      {"fp8_out", "0", "1: Y in fp8 e4m3fnuz, times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)",
+      {"fp8_out", "0", "1: Y in fp8 (fp8_dtype), times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)",
        ParamSpec::integer(0, 1)},
+      {"fp8_dtype", "fp8", "fp8_out's format: fp8 (e4m3fnuz; AMD targets) | e4m3 (OCP; NVIDIA targets, their default)",
+       ParamSpec::dtype({DType::fp8e4m3fnuz, DType::e4m3})},
       {"scale", "0.005", "the fp8 output's scale (run-time; used by --run)", ParamSpec::real()},
   };
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
@@ -193,6 +201,7 @@ KernelInfo rmsNormKernelInfo() {
         c.residual = p.integer("residual") == 1;
         run.eps = p.real("eps");
         c.fp8Out = p.integer("fp8_out") == 1;
+        c.fp8Type = p.dtype("fp8_dtype");
         run.scale = p.real("scale");
         if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
           return bad;
@@ -201,6 +210,11 @@ KernelInfo rmsNormKernelInfo() {
         return p.ok() && !(run.scale > 0) ? "kernel 'rms_norm': scale must be positive" : "";
       },
       buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps, run.scale); });
+  // NVIDIA targets store OCP fp8 (AMD's fnuz formats are an error there).
+  info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    if (t.vendor == Vendor::NVIDIA)
+      p.try_emplace("fp8_dtype", "e4m3");
+  };
   return info;
 }
 

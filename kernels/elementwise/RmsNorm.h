@@ -16,9 +16,9 @@ namespace tilec::kernels {
 ///   Y[t, :] = X[t, :] / sqrt(mean(X[t, :]^2) + eps) * W[0, :]
 /// with W a [1, hidden] tensor; with `residual`, vLLM's fused_add_rms_norm:
 /// S = X + R is written back to R (rounded to dtype) and normalised instead
-/// of X. With `fp8Out`, vLLM's rms_norm_static_fp8_quant: Y is fp8 e4m3fnuz,
-/// the normalised value times inv_scale, rounded to nearest even and saturated
-/// to +-240. Each workgroup takes `rows` tokens, the hidden dimension in
+/// of X. With `fp8Out`, vLLM's rms_norm_static_fp8_quant: Y is fp8 (`fp8Type`:
+/// AMD's e4m3fnuz, or OCP e4m3 on NVIDIA), the normalised value times
+/// inv_scale, rounded to nearest even and saturated to +-240 (OCP: +-448). Each workgroup takes `rows` tokens, the hidden dimension in
 /// chunks of `chunk` columns (two passes: the sum of squares, then the output).
 /// Arguments: X, [R,] W (dtype), Y (dtype or fp8), eps, inv_h = 1 / hidden,
 /// [inv_scale] (f32).
@@ -26,7 +26,8 @@ struct RmsNormConfig {
   DType dtype = DType::bf16;  ///< bf16, f16 or f32; arithmetic in f32
   int64_t hidden = 4096;      ///< sets the tensors' divisibility (16-byte runs where it allows)
   bool residual = false;
-  bool fp8Out = false;        ///< Y in fp8 e4m3fnuz, scaled by the inv_scale argument
+  bool fp8Out = false;        ///< Y in fp8, scaled by the inv_scale argument
+  DType fp8Type = DType::fp8e4m3fnuz;  ///< fp8Out's format: fp8e4m3fnuz or e4m3 (OCP)
   int64_t rows = 4;           ///< tokens per workgroup
   int64_t chunk = 512;        ///< columns per step
   int waves = 4;

@@ -28,7 +28,8 @@
 // it, and cp.async moves it without registers), and on gfx1151 too (WMMA
 // operands are read element by element whatever the tile).
 //
-// fp8 (dtype=fp8: e4m3fnuz A and B; dtype=bf8: e5m2fnuz A and B; gfx942 only):
+// fp8 (dtype=fp8: e4m3fnuz A and B; dtype=bf8: e5m2fnuz A and B; gfx942 only.
+// dtype=e4m3 / e5m2: the OCP formats, sm_90a only, through mma.sync m16n8k32):
 // C = scale_a * scale_b * (A @ B) with per-tensor f32 scales passed as kernel
 // arguments after C; the A/B tiles take half the LDS of bf16 (16 KiB over two
 // stages with the default tile). Mixed fp8 x bf8 operands are not offered.
@@ -90,7 +91,7 @@ Result<Kernel> buildGemmReduce(const GemmConfig &config) {
   KernelBuilder kb(gemmKernelName(config), {.numWaves = 4});
   Tensor P = kb.tensor("partials", DType::f32, 2);  // [split_k * M, N]
   Tensor C = kb.tensor("C", config.out, 2);          // [M, N]
-  const bool fp8 = config.dtype == DType::fp8e4m3fnuz || config.dtype == DType::fp8e5m2fnuz;
+  const bool fp8 = isFp8(config.dtype);
   std::optional<Scalar> scaleA, scaleB;
   if (fp8) {
     scaleA = kb.scalarF32("scale_a");
@@ -140,8 +141,8 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   // C [M, N]; split-K: the f32 partial sums [split_k * M, N] instead (slice s
   // holds the sum over the s-th share of the k steps).
   Tensor C = split ? kb.tensor("partials", DType::f32, 2) : kb.tensor("C", config.out, 2);
-  const bool fp8 = config.dtype == DType::fp8e4m3fnuz || config.dtype == DType::fp8e5m2fnuz;
-  std::optional<Scalar> scaleA, scaleB;        // fp8/bf8: per-tensor scales of A and B (split-K: the reduction's)
+  const bool fp8 = isFp8(config.dtype);
+  std::optional<Scalar> scaleA, scaleB;        // fp8/bf8/e4m3/e5m2: per-tensor scales of A and B (split-K: the reduction's)
   if (fp8 && !split) {
     scaleA = kb.scalarF32("scale_a");
     scaleB = kb.scalarF32("scale_b");

@@ -24,7 +24,7 @@ struct GemmConfig {
   /// K x N (as B [K, N] is stored; NVIDIA reads it with ldmatrix.trans, and
   /// cp.async can move it). A's tile is always M x K.
   enum class BTile { NK, KN } bTile = BTile::NK;
-  DType dtype = DType::bf16; ///< A and B (bf16, f16, fp8e4m3fnuz or fp8e5m2fnuz)
+  DType dtype = DType::bf16; ///< A and B (bf16, f16, fp8e4m3fnuz, fp8e5m2fnuz, e4m3 or e5m2)
   DType out = DType::f32;    ///< C (f32 or bf16); accumulation is always f32
   int64_t blockM = 128;      ///< rows of C per workgroup
   int64_t blockN = 128;      ///< columns of C per workgroup

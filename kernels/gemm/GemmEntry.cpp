@@ -64,16 +64,16 @@ KernelInfo gemmKernelInfo() {
   constexpr int64_t kMaxSize = kGemmMaxSize, kMaxBlock = 512;
   KernelInfo info;
   info.name = "gemm";
-  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B bf16/f16/fp8/bf8, each row-major or transposed, f32 accumulation, "
+  info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B bf16/f16/fp8/bf8/e4m3/e5m2, each row-major or transposed, f32 accumulation, "
                  "C f32/bf16";
   info.params = {
       {"M", "4096", "rows of A and C (run-time size; used by --run)", ParamSpec::integer(1, kMaxSize)},
       {"N", "4096", "columns of B and C (run-time size)", ParamSpec::integer(1, kMaxSize)},
       {"K", "4096", "columns of A, rows of B (run-time size)", ParamSpec::integer(1, kMaxSize)},
       {"dtype", "bf16",
-       "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) (fp8/bf8: gfx942; "
-       "C = scale_a*scale_b*(A@B))",
-       ParamSpec::dtype({DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz})},
+       "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) | e4m3 | e5m2 (OCP) (fp8/bf8: "
+       "gfx942; e4m3/e5m2: sm_90a; C = scale_a*scale_b*(A@B))",
+       ParamSpec::dtype({DType::bf16, DType::f16, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz, DType::e4m3, DType::e5m2})},
       {"out", "f32", "element type of C: f32 | bf16", ParamSpec::dtype({DType::f32, DType::bf16})},
       {"layout", "nn",
        "storage of A and B (A's letter first): n row-major as written (A [M,K], B [K,N]), t transposed (A stored "
@@ -100,8 +100,10 @@ KernelInfo gemmKernelInfo() {
        "auto (strided where lda, ldb, ldc, batch or a batch stride is not tight) | 1: the kernel that takes the "
        "buffers [rows, ld] and the i32 arguments M, N, K, batch, batch_stride_a/b/c after C (and the scales) | 0",
        ParamSpec::integer(0, 1, {"auto"})},
-      {"scale_a", "1", "dtype=fp8|bf8: per-tensor scale of A (a kernel argument; used by --run)", ParamSpec::real()},
-      {"scale_b", "1", "dtype=fp8|bf8: per-tensor scale of B (a kernel argument; used by --run)", ParamSpec::real()},
+      {"scale_a", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of A (a kernel argument; used by --run)",
+       ParamSpec::real()},
+      {"scale_b", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of B (a kernel argument; used by --run)",
+       ParamSpec::real()},
       {"block_m", "128", "rows of C per workgroup", ParamSpec::integer(1, kMaxBlock)},
       {"block_n", "128", "columns of C per workgroup", ParamSpec::integer(1, kMaxBlock)},
       {"block_k", "32", "depth of one k step", ParamSpec::integer(1, kMaxBlock)},
@@ -200,14 +202,22 @@ KernelInfo gemmKernelInfo() {
     const bool transA = layout.size() == 2 && layout[0] == 't', transB = layout.size() == 2 && layout[1] == 't';
     const std::vector<const MatrixInstr *> instrs = t.instrsFor(ElemType::BF16);
     const bool wmma = !instrs.empty() && instrs.front()->family == MatrixFamily::WMMA;
-    if (t.vendor == Vendor::NVIDIA || wmma)
+    // 8-bit operands on NVIDIA: B's tile N x K whatever its storage, since
+    // ldmatrix has no transposing form for 8-bit elements (a K x N tile's
+    // operands would be gathered byte by byte).
+    const bool eightBitOnNvidia = t.vendor == Vendor::NVIDIA &&
+                                  (dt == "fp8" || dt == "bf8" || dt == "e4m3" || dt == "e5m2");
+    if (eightBitOnNvidia)
+      p.try_emplace("b_lds", "nk");
+    else if (t.vendor == Vendor::NVIDIA || wmma)
       p.try_emplace("b_lds", transB ? "nk" : "kn");
     if (t.vendor != Vendor::NVIDIA)
       return;
     p.try_emplace("waves", "8");
     p.try_emplace("group_m", "8");
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
-    const int64_t eb = dt == "fp8" || dt == "bf8" ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
+    const bool eightBit = dt == "fp8" || dt == "bf8" || dt == "e4m3" || dt == "e5m2";
+    const int64_t eb = eightBit ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
     // The strided kernel's element-wise loads prefetch through registers too.
     bool strides = get("batch", "1") != "1";
     for (const char *k : {"lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"})
@@ -215,10 +225,14 @@ KernelInfo gemmKernelInfo() {
     const std::string mode = get("strided", "auto");
     const bool strided = mode == "1" || (mode == "auto" && strides);
     const bool wordRows = size("K") % words == 0 && size(transB ? "K" : "N") % words == 0;
+    // 8-bit B of layout n, transposed into its N x K tile through registers:
+    // two stages (three spilled 80 bytes at 128 x 128 x 64).
+    if (eightBitOnNvidia && !transB && !strided)
+      p.try_emplace("stages", "2");
     p.try_emplace("stages", transA || strided || wordRows ? "3" : "2");
     if (!transA && !strided)
       p.try_emplace("block_k", "64");
-    if (!transA && !strided && wordRows && size("M") >= 2048 && size("N") >= 2048)
+    if (!eightBit && !transA && !strided && wordRows && size("M") >= 2048 && size("N") >= 2048)
       p.try_emplace("block_n", "256");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
@@ -237,9 +251,9 @@ KernelInfo gemmKernelInfo() {
       return p.error();
     const GemmStrides strides = readStrides->first;
     const bool strided = readStrides->second;
-    const bool eightBit = in == DType::fp8e4m3fnuz || in == DType::fp8e5m2fnuz;
+    const bool eightBit = isFp8(in);
     if (!eightBit && (scaleA != 1.0 || scaleB != 1.0))
-      return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8 or bf8 only"};
+      return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8, bf8, e4m3 or e5m2 only"};
     if (strided) {
       if (splitK > 1)
         return Error{"kernel 'gemm': split_k > 1 takes contiguous operands; strided operands and batches (lda, "

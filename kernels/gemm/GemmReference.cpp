@@ -77,9 +77,10 @@ Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA,
   // Kernel arguments: A, B, C, then scale_a, scale_b (buildGemm's order).
   prob.scalars = {{"scale_a", scaleA, 3}, {"scale_b", scaleB, 4}};
   // Inputs are exact in their type and their products are exact in f32:
-  // e4m3fnuz has 4-bit significands (8-bit products), e5m2fnuz ("bf8") 3-bit
-  // ones (6-bit products), and every product lies far inside f32's normal
-  // range (e5m2: 2^-34 <= |a*b| <= 57344^2 < 2^32; e4m3: 2^-20..240^2), so
+  // e4m3 formats have 4-bit significands (8-bit products), e5m2 ones 3-bit
+  // ones (6-bit products), and every nonzero product lies far inside f32's
+  // normal range (e5m2fnuz: 2^-34 <= |a*b| <= 57344^2 < 2^32; OCP e5m2:
+  // 2^-32..57344^2; e4m3fnuz: 2^-20..240^2; OCP e4m3: 2^-18..448^2), so
   // accumulation over K terms errs by at most K * 2^-24 * sum|a||b| as for
   // bf16, whichever of the two formats. The kernel then multiplies by scale_a
   // and by scale_b (one f32 rounding each, u = 2^-24) and rounds to C's type

@@ -39,8 +39,8 @@ Result<Problem> gemmStridedProblem(int64_t M, int64_t N, int64_t K, DType in, DT
                                    const GemmStrides &strides, std::optional<std::pair<float, float>> scales);
 
 /// The fp8 problem C[M,N] = scale_a * scale_b * (A[M,K] @ B[K,N]), A and B
-/// of type `in`: e4m3fnuz (dtype=fp8) or e5m2fnuz (dtype=bf8); the scales are
-/// f32 kernel arguments 3 and 4 (after C).
+/// of type `in`: e4m3fnuz (dtype=fp8), e5m2fnuz (dtype=bf8) or the OCP e4m3
+/// and e5m2; the scales are f32 kernel arguments 3 and 4 (after C).
 Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB,
                        DType in = DType::fp8e4m3fnuz, GemmLayout layout = {});
 

@@ -77,8 +77,8 @@ static std::optional<Error> mlaConfigError(const MlaDecodeConfig &c) {
   auto err = [](const std::string &m) { return Error{"mla_decode: " + m}; };
   if (c.dtype != DType::bf16)
     return err("Q and O must be bf16");
-  if (c.kvDtype != DType::bf16 && c.kvDtype != DType::fp8e4m3fnuz)
-    return err("the cache must be bf16 or fp8 (e4m3fnuz)");
+  if (c.kvDtype != DType::bf16 && c.kvDtype != DType::fp8e4m3fnuz && c.kvDtype != DType::e4m3)
+    return err("the cache must be bf16, fp8 (e4m3fnuz) or e4m3");
   if (c.blockH < 16 || c.blockH % 16 != 0 || c.heads % c.blockH != 0)
     return err("block_h (" + std::to_string(c.blockH) + ") must be a multiple of 16 that divides heads (" +
                std::to_string(c.heads) + ")");
@@ -314,9 +314,11 @@ KernelInfo mlaDecodeKernelInfo() {
                        "and a shuffled block table (run-time)", ParamSpec::integer(1, int64_t(1) << 17)},
       {"block_size", "64", "tokens per latent-cache block: 16 | 32 | 64", ParamSpec::oneOf({"16", "32", "64"})},
       {"dtype", "bf16", "Q and O: bf16", ParamSpec::dtype({DType::bf16})},
-      {"kv_dtype", "bf16", "the latent cache: bf16 | fp8 (e4m3fnuz with a per-tensor scale; gfx942)",
-       ParamSpec::dtype({DType::bf16, DType::fp8e4m3fnuz})},
-      {"kv_scale", "1", "kv_dtype=fp8: the cache's per-tensor scale (a kernel argument; used by --run)",
+      {"kv_dtype", "bf16",
+       "the latent cache: bf16 | fp8 (e4m3fnuz with a per-tensor scale; AMD targets) | e4m3 (OCP, with a "
+       "per-tensor scale; NVIDIA targets)",
+       ParamSpec::dtype({DType::bf16, DType::fp8e4m3fnuz, DType::e4m3})},
+      {"kv_scale", "1", "kv_dtype=fp8|e4m3: the cache's per-tensor scale (a kernel argument; used by --run)",
        ParamSpec::real()},
       {"scale", "auto", "softmax scale, a kernel argument (auto: 1/sqrt(192), DeepSeek-V3's query-key head "
                         "size before absorption)", ParamSpec::real({"auto"})},
@@ -360,8 +362,8 @@ KernelInfo mlaDecodeKernelInfo() {
     c.latentChunk = std::stoll(p.choice("latent_chunk"));
     if (!p.ok())
       return Error{p.error()};
-    if (given.count("kv_scale") && c.kvDtype != DType::fp8e4m3fnuz)
-      return Error{"kernel '" + name + "': parameter 'kv_scale' applies to kv_dtype=fp8 only"};
+    if (given.count("kv_scale") && c.kvDtype == DType::bf16)
+      return Error{"kernel '" + name + "': parameter 'kv_scale' applies to kv_dtype=fp8 or e4m3 only"};
     if (!(r.kvScale > 0))
       return Error{"kernel '" + name + "': parameter 'kv_scale' must be positive"};
     if (auto e = mlaConfigError(c))
@@ -386,7 +388,7 @@ KernelInfo mlaDecodeKernelInfo() {
       // 576-wide step spills: two workgroups share the value columns.
       p.try_emplace("waves", "2");
       p.try_emplace("value_split", "2");
-    } else if (auto kv = p.find("kv_dtype"); kv != p.end() && kv->second == "fp8") {
+    } else if (auto kv = p.find("kv_dtype"); kv != p.end() && (kv->second == "fp8" || kv->second == "e4m3")) {
       // The fp8 cache's conversions next to 128-column latent chunks need
       // more than a wave's 256 VGPRs (492 bytes of scratch on gfx942); 64
       // columns fit.

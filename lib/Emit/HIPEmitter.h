@@ -46,6 +46,7 @@ private:
   int indent = 1;
   int counter = 0;
   int threads = 0;
+  int ptxVersion = 0;  // the newest PTX ISA version (times 10) an instruction of the kernel needs
 
   llvm::raw_ostream &line() { return os.indent(indent * 2); }
   std::string fresh(StringRef prefix) { return (prefix + llvm::Twine(counter++)).str(); }

@@ -16,10 +16,11 @@ namespace tilec::emu::detail {
 // --- matrix instructions (docs/hardware.md sections 1-2) -------------------------------
 
 /// Element type of a matrix instruction's A and B operands.
-enum class Operand : uint8_t { BF16, F16, FP8E4M3FNUZ, FP8E5M2FNUZ };
+enum class Operand : uint8_t { BF16, F16, FP8E4M3FNUZ, FP8E5M2FNUZ, FP8E4M3FN, FP8E5M2 };
 
 /// Lane layouts of the operands and the accumulator (docs/hardware.md sections
-/// 1-2; NVIDIA: the PTX ISA's mma.m16n8k16 fragments).
+/// 1-2; NVIDIA: the PTX ISA's mma.m16n8k16 and, for 8-bit operands,
+/// mma.m16n8k32 fragments).
 enum class Layout : uint8_t { MFMA, WMMA, MMA };
 
 struct MatrixShape {
@@ -41,6 +42,8 @@ MatrixShape shapeOf(int op) {
   const Operand type = mi->aType == E::F16           ? Operand::F16
                        : mi->aType == E::FP8E4M3FNUZ ? Operand::FP8E4M3FNUZ
                        : mi->aType == E::FP8E5M2FNUZ ? Operand::FP8E5M2FNUZ
+                       : mi->aType == E::FP8E4M3FN   ? Operand::FP8E4M3FN
+                       : mi->aType == E::FP8E5M2     ? Operand::FP8E5M2
                                                      : Operand::BF16;
   const Layout layout = mi->family == tilec::MatrixFamily::WMMA  ? Layout::WMMA
                         : mi->family == tilec::MatrixFamily::MMA ? Layout::MMA
@@ -48,14 +51,19 @@ MatrixShape shapeOf(int op) {
   return {mi->m, mi->n, mi->k, mi->kPerLane, mi->accPerLane, mi->waveSize * mi->waves, type, layout};
 }
 
-int operandBytes(Operand t) { return t == Operand::FP8E4M3FNUZ || t == Operand::FP8E5M2FNUZ ? 1 : 2; }
+int operandBytes(Operand t) { return t == Operand::BF16 || t == Operand::F16 ? 2 : 1; }
 
 /// A operand element e of lane l -> (m, k), or with `b` B's -> (n, k). AMD's B
 /// uses A's formula with m -> n.
 void operandCoord(const MatrixShape &s, bool b, int l, int e, int &row, int &k) {
-  if (s.layout == Layout::MMA) {  // g = l/4, t = l%4: A[g + 8((e/2)%2)][2t + e%2 + 8(e/4)], B[2t + e%2 + 8(e/2)][g]
-    row = b ? l / 4 : l / 4 + 8 * ((e / 2) % 2);
-    k = 2 * (l % 4) + e % 2 + 8 * (b ? e / 2 : e / 4);
+  if (s.layout == Layout::MMA) {
+    // g = l/4, t = l%4; a 32-bit register holds p = 4 / bytes elements
+    // consecutive in k (2 for m16n8k16, 4 for m16n8k32), the second half of k
+    // starts at k/2: A[g + 8((e/p)%2)][p t + e%p + (k/2)(e/2p)],
+    // B[p t + e%p + (k/2)(e/p)][g].
+    const int p = 4 / operandBytes(s.type);
+    row = b ? l / 4 : l / 4 + 8 * ((e / p) % 2);
+    k = p * (l % 4) + e % p + s.k / 2 * (b ? e / p : e / (2 * p));
   } else if (s.layout == Layout::WMMA) {  // A[l%16][e]
     row = l % 16;
     k = e;
@@ -95,6 +103,8 @@ double operandValue(const void *v, int e, Operand t) {
   case Operand::F16: return (double)((const _Float16 *)v)[e];
   case Operand::FP8E4M3FNUZ: return Fp8E4M3Fnuz::decode(((const uint8_t *)v)[e]);
   case Operand::FP8E5M2FNUZ: return Fp8E5M2Fnuz::decode(((const uint8_t *)v)[e]);
+  case Operand::FP8E4M3FN: return Fp8E4M3Fn::decode(((const uint8_t *)v)[e]);
+  case Operand::FP8E5M2: return Fp8E5M2::decode(((const uint8_t *)v)[e]);
   }
   return NAN;
 }

@@ -12,6 +12,8 @@ std::string_view elemTypeName(ElemType t) {
   case ElemType::BF16: return "bf16";
   case ElemType::FP8E4M3FNUZ: return "f8E4M3FNUZ";
   case ElemType::FP8E5M2FNUZ: return "f8E5M2FNUZ";
+  case ElemType::FP8E4M3FN: return "f8E4M3FN";
+  case ElemType::FP8E5M2: return "f8E5M2";
   case ElemType::I8: return "i8";
   case ElemType::I32: return "i32";
   }
@@ -20,7 +22,8 @@ std::string_view elemTypeName(ElemType t) {
 
 std::optional<ElemType> parseElemType(std::string_view s) {
   for (ElemType t : {ElemType::F32, ElemType::F16, ElemType::BF16, ElemType::FP8E4M3FNUZ,
-                     ElemType::FP8E5M2FNUZ, ElemType::I8, ElemType::I32})
+                     ElemType::FP8E5M2FNUZ, ElemType::FP8E4M3FN, ElemType::FP8E5M2, ElemType::I8,
+                     ElemType::I32})
     if (elemTypeName(t) == s)
       return t;
   return std::nullopt;
@@ -139,6 +142,18 @@ int mmaCol(int l, int r) { return 2 * (l % 4) + r % 2; }
 const LaneMaps kMmaLanes = {
     .operandMN = [](const MatrixInstr &, bool b, int l, int r) { return b ? l / 4 : l / 4 + 8 * ((r / 2) % 2); },
     .operandK = [](const MatrixInstr &, bool b, int l, int r) { return 2 * (l % 4) + r % 2 + 8 * (b ? r / 2 : r / 4); },
+    .dRow = [](const MatrixInstr &, int l, int r) { return mmaRow(l, r); },
+    .dCol = [](const MatrixInstr &, int l, int r) { return mmaCol(l, r); },
+};
+
+// NVIDIA mma.m16n8k32 with 8-bit operands (e4m3, e5m2): the m16n8k16 layout
+// with each 32-bit register holding four elements consecutive in k instead
+// of two, and the upper half of k at +16: A's 16 elements are the runs
+// A[g][4t..], A[g+8][4t..], A[g][4t+16..], A[g+8][4t+16..]; B's 8 are
+// B[4t..][g], B[4t+16..][g]; D as m16n8k16.
+const LaneMaps kMmaK32Lanes = {
+    .operandMN = [](const MatrixInstr &, bool b, int l, int r) { return b ? l / 4 : l / 4 + 8 * ((r / 4) % 2); },
+    .operandK = [](const MatrixInstr &, bool b, int l, int r) { return 4 * (l % 4) + r % 4 + 16 * (b ? r / 4 : r / 8); },
     .dRow = [](const MatrixInstr &, int l, int r) { return mmaRow(l, r); },
     .dCol = [](const MatrixInstr &, int l, int r) { return mmaCol(l, r); },
 };
@@ -408,6 +423,32 @@ static std::vector<TargetInfo> buildTargets() {
            .lanes = &kMmaLanes,
            .atom = "Mma16x8x16",
            .emuOp = 11},  // TL_EMU_MMA_M16N8K16_F16
+          // mma.sync m16n8k32 with OCP fp8 operands (e4m3, e5m2 -> f32): 4
+          // 8-bit elements per operand register; the same MACs per cycle
+          // count in bytes as m16n8k16 bf16 at twice the k, so twice the
+          // FLOP rate: 8 cycles.
+          {.name = "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+           .builtin = "mma_m16n8k32_e4m3",
+           .family = F::MMA,
+           .m = 16, .n = 8, .k = 32,
+           .aType = E::FP8E4M3FN, .accType = E::F32,
+           .kPerLane = 16, .bPerLane = 8, .accPerLane = 4, .kRun = 4,
+           .cycles = 8, .waveSize = 32,
+           .lanes = &kMmaK32Lanes,
+           .atom = "Mma16x8x32",
+           .emuOp = 12,  // TL_EMU_MMA_M16N8K32_E4M3
+           .ptxVersion = 84},  // PTX ISA 8.4: mma with .e4m3/.e5m2
+          {.name = "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32",
+           .builtin = "mma_m16n8k32_e5m2",
+           .family = F::MMA,
+           .m = 16, .n = 8, .k = 32,
+           .aType = E::FP8E5M2, .accType = E::F32,
+           .kPerLane = 16, .bPerLane = 8, .accPerLane = 4, .kRun = 4,
+           .cycles = 8, .waveSize = 32,
+           .lanes = &kMmaK32Lanes,
+           .atom = "Mma16x8x32",
+           .emuOp = 13,  // TL_EMU_MMA_M16N8K32_E5M2
+           .ptxVersion = 84},
           // wgmma.mma_async m64nNk16 (bf16, f16 -> f32), a warpgroup of 4
           // warps, A and B in shared memory (no operand registers), N/2
           // accumulator registers per lane. Cycles: 64 x N x 16 MACs at 2048
@@ -472,6 +513,7 @@ static std::vector<TargetInfo> buildTargets() {
       },
       .bufferRsrcFlags = 0u,
       .asyncCopyBytes = 16,
+      .fp8Formats = TargetInfo::Fp8Formats::Ocp,
   });
   return ts;
 }

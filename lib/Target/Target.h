@@ -13,7 +13,9 @@
 
 namespace tilec {
 
-enum class ElemType { F32, F16, BF16, FP8E4M3FNUZ, FP8E5M2FNUZ, I8, I32 };
+/// FP8E4M3FNUZ / FP8E5M2FNUZ: AMD gfx942's fp8 and bf8; FP8E4M3FN / FP8E5M2:
+/// the OCP formats (NVIDIA's e4m3 and e5m2). lib/Target/Float8.h decodes them.
+enum class ElemType { F32, F16, BF16, FP8E4M3FNUZ, FP8E5M2FNUZ, FP8E4M3FN, FP8E5M2, I8, I32 };
 
 std::string_view elemTypeName(ElemType t);  // "f32", "bf16", ...
 std::optional<ElemType> parseElemType(std::string_view s);
@@ -85,6 +87,9 @@ struct MatrixInstr {
   /// emulator prelude's hardware function for it passes; -1 when the emulator
   /// models it through its own entry point (wgmma).
   int emuOp = -1;
+  /// The PTX ISA version (times 10) the instruction needs, for NVIDIA rows
+  /// newer than the compiler's default (PTX ISA 8.0); 0 for none.
+  int ptxVersion = 0;
 
   /// Elements of A (`b` false: element r of lane l is A[mn][k]) or B (`b`
   /// true: B[k][mn]) one lane holds per instruction.
@@ -153,6 +158,17 @@ struct TargetInfo {
   /// The f16/bf16 matrix instructions flush subnormal inputs and outputs to
   /// zero: CDNA2 (gfx90a). CDNA3 (gfx942) and gfx11's WMMA keep them.
   bool matrixFlushes16BitSubnormals = false;
+  /// The 8-bit float formats kernels for the target may hold (in memory and
+  /// tiles): AMD's fnuz ones (gfx942's fp8/bf8; the other AMD targets convert
+  /// them in software) or the OCP ones (NVIDIA's e4m3/e5m2). The other
+  /// family is an error (tilec-select-matrix-instr).
+  enum class Fp8Formats { Fnuz, Ocp } fp8Formats = Fp8Formats::Fnuz;
+  /// Whether `t` is an 8-bit float type of the other family than fp8Formats.
+  bool lacksFp8Format(ElemType t) const {
+    const bool fnuz = t == ElemType::FP8E4M3FNUZ || t == ElemType::FP8E5M2FNUZ;
+    const bool ocp = t == ElemType::FP8E4M3FN || t == ElemType::FP8E5M2;
+    return fp8Formats == Fp8Formats::Fnuz ? ocp : fnuz;
+  }
 
   /// Waves per SIMD for a kernel using `vgpr` arch VGPRs and `agpr` AGPRs and
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).

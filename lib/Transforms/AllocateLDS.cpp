@@ -209,25 +209,27 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
     bool kAlongRows = !isA && !g.getTransposeB();
     int64_t perWave = isA ? wtm : wtn, sub = isA ? mi->m : mi->n;
     // mma.sync operands in a layout with 16-byte runs are read with ldmatrix
-    // (the prelude's Mma16x8x16::read_a / read_b2): one x4 per 16 x 16 block of
-    // A, one per two 16 x 8 blocks of B (an even count of them); lane l
-    // addresses 16 bytes of one row of 8 x 8 matrix l / 8.
+    // (the prelude's Mma16x8x16 / Mma16x8x32 read_a / read_b2): one x4 per
+    // 16 x 16 (8-bit: 16 x 32) block of A, one per two 16 x 8 blocks of B (an
+    // even count of them); lane l addresses 16 bytes (`run` elements) of one
+    // row of 8 x 8 matrix l / 8.
     const bool ldmatrix = mi->family == MatrixFamily::MMA && widths.read * eb == 16 &&
                           (isA || (perWave / sub) % 2 == 0);
     if (ldmatrix) {
+      const int64_t run = 16 / eb;
       for (int w = 0; w < waves; ++w) {
         int64_t origin = isA ? (w / wn) * wtm : (w % wn) * wtn;
         for (int64_t k0 = 0; k0 < kTile; k0 += mi->k)
           for (int64_t i = 0; i < perWave / sub; i += isA ? 1 : 2) {
             const int64_t mn0 = origin + i * sub;
             for (int l = 0; l < ws; ++l) {
-              const int64_t lo = l % 8 + 8 * ((l / 8) % 2), hi = 8 * (l / 16);  // x4: matrix l/8's row l%8
+              const int64_t lo = l % 8 + 8 * ((l / 8) % 2), hi = run * (l / 16);  // x4: matrix l/8's row l%8
               if (isA)
-                add(l, mn0 + lo, k0 + hi, 8);
+                add(l, mn0 + lo, k0 + hi, run);
               else if (kAlongRows)
-                add(l, k0 + lo, mn0 + hi, 8);  // B (K x N), .trans
+                add(l, k0 + lo, mn0 + hi, run);  // B (K x N), .trans
               else
-                add(l, mn0 + l % 8 + 8 * (l / 16), k0 + 8 * ((l / 8) % 2), 8);  // B (N x K)
+                add(l, mn0 + l % 8 + 8 * (l / 16), k0 + run * ((l / 8) % 2), run);  // B (N x K)
             }
             flush();
             if (stopped)
@@ -336,9 +338,12 @@ int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elem
       if (!mi || mi->operandsInSharedMemory() || !(g.getA() == v || g.getB() == v))
         continue;  // (wgmma reads its operands itself)
       // mma.sync reads its 16-bit operands with ldmatrix: rows of 16 bytes,
-      // either operand in either orientation (.trans).
+      // either operand in either orientation (.trans); its 8-bit operands
+      // only along k (ldmatrix's .trans moves 16-bit elements), so a K x N B
+      // is read element by element.
       if (mi->family == MatrixFamily::MMA) {
-        const int64_t w = elemBytes == 2 ? 8 : 1;
+        const bool kAlongRow = g.getA() == v || g.getTransposeB();
+        const int64_t w = elemBytes == 2 ? 8 : elemBytes == 1 && kAlongRow ? 16 : 1;
         limit = limit == 0 ? w : std::min(limit, w);
         continue;
       }

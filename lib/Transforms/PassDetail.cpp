@@ -17,6 +17,8 @@ std::optional<ElemType> toElemType(Type t) {
   if (t.isF32()) return ElemType::F32;
   if (t.isFloat8E4M3FNUZ()) return ElemType::FP8E4M3FNUZ;
   if (t.isFloat8E5M2FNUZ()) return ElemType::FP8E5M2FNUZ;
+  if (t.isFloat8E4M3FN()) return ElemType::FP8E4M3FN;
+  if (t.isFloat8E5M2()) return ElemType::FP8E5M2;
   if (t.isInteger(8)) return ElemType::I8;
   if (t.isInteger(32)) return ElemType::I32;
   return std::nullopt;

@@ -33,6 +33,8 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     if (!target)
       return signalPassFailure();
     f->setAttr(tile::attr::kTarget, StringAttr::get(&getContext(), arch));
+    if (failed(checkFp8Formats(f, *target)))
+      return signalPassFailure();
     int waves = numWavesOf(f);
     WalkResult r = f.walk([&](tile::GemmOp g) {
       return succeeded(select(g, *target, waves)) ? WalkResult::advance() : WalkResult::interrupt();
@@ -40,6 +42,50 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     if (r.wasInterrupted())
       return signalPassFailure();
     unifyRowGroups(f, *target, waves);
+  }
+
+  /// One error, at the first tensor argument or tile whose element type is
+  /// an 8-bit float format of the family the target lacks
+  /// (TargetInfo::fp8Formats): AMD's fnuz formats on NVIDIA, the OCP ones on AMD.
+  LogicalResult checkFp8Formats(func::FuncOp f, const TargetInfo &target) {
+    auto lacking = [&](Type t) {
+      if (auto tile = dyn_cast<tile::TileType>(t))
+        t = tile.getElementType();
+      else if (auto shaped = dyn_cast<ShapedType>(t))
+        t = shaped.getElementType();
+      std::optional<ElemType> et = toElemType(t);
+      return et && target.lacksFp8Format(*et) ? std::optional<Type>(t) : std::nullopt;
+    };
+    auto report = [&](InFlightDiagnostic d, Type t) -> LogicalResult {
+      const bool ocp = target.fp8Formats == TargetInfo::Fp8Formats::Ocp;
+      d << "element type " << t << " is not an 8-bit float format of " << target.arch << ": it holds "
+        << (ocp ? "the OCP formats (dtype=e4m3, e5m2: f8E4M3FN, f8E5M2)"
+                : "AMD's fnuz formats (dtype=fp8, bf8: f8E4M3FNUZ, f8E5M2FNUZ)");
+      return d;
+    };
+    // An argument's diagnostic goes to its first use, which carries the
+    // kernel source's location (the argument's own is the IR text's).
+    for (BlockArgument arg : f.getArguments())
+      if (std::optional<Type> t = lacking(arg.getType())) {
+        Operation *firstUse = nullptr;
+        f.walk<WalkOrder::PreOrder>([&](Operation *op) {
+          if (!llvm::is_contained(op->getOperands(), arg))
+            return WalkResult::advance();
+          firstUse = op;
+          return WalkResult::interrupt();
+        });
+        const Location loc = firstUse ? firstUse->getLoc() : arg.getLoc();
+        return report(mlir::emitError(loc) << "kernel argument " << arg.getArgNumber() << ": ", *t);
+      }
+    LogicalResult result = success();
+    f.walk([&](tile::AllocOp a) {
+      if (std::optional<Type> t = lacking(a.getType())) {
+        result = report(a.emitOpError(), *t);
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return result;
   }
 
   /// Accumulators whose rows meet (a row vector reduced from one and

@@ -23,6 +23,7 @@ enum class On {
   Amd,
   Cdna,  ///< AMD's wave64 targets (gfx1151 keeps one stage, too few for ping-pong)
   Gfx942,
+  Sm90a,
 };
 
 struct Entry {
@@ -50,6 +51,13 @@ const std::vector<Entry> &entries() {
       {"gemm", {{"dtype", "bf8"}}, On::Gfx942},
       {"gemm", {{"dtype", "bf8"}, {"out", "bf16"}}, On::Gfx942},
       {"gemm", {{"dtype", "fp8"}, {"M", "100"}, {"N", "71"}, {"K", "33"}}, On::Gfx942},
+      // OCP fp8 on sm_90a (mma.sync m16n8k32): both formats, bf16 out, the
+      // layout torch._scaled_mm takes (nt) and ragged sizes.
+      {"gemm", {{"dtype", "e4m3"}}, On::Sm90a},
+      {"gemm", {{"dtype", "e4m3"}, {"out", "bf16"}}, On::Sm90a},
+      {"gemm", {{"dtype", "e5m2"}}, On::Sm90a},
+      {"gemm", {{"dtype", "e4m3"}, {"layout", "nt"}, {"out", "bf16"}}, On::Sm90a},
+      {"gemm", {{"dtype", "e4m3"}, {"M", "100"}, {"N", "71"}, {"K", "33"}}, On::Sm90a},
       {"gemm", {{"schedule", "interleave+setprio"}}, On::Amd},
       {"gemm", {{"schedule", "pingpong+interleave+setprio"}, {"stages", "3"}}, On::Cdna},
       {"gemm", {{"lds_layout", "naive"}}, On::Gfx942},
@@ -138,6 +146,7 @@ bool compiledOn(On on, const TargetInfo &target) {
   case On::Amd: return target.vendor == Vendor::AMD;
   case On::Cdna: return target.vendor == Vendor::AMD && target.waveSize == 64;
   case On::Gfx942: return target.arch == "gfx942";
+  case On::Sm90a: return target.arch == "sm_90a";
   }
   return false;
 }

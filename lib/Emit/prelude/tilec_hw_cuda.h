@@ -194,6 +194,28 @@ TL_INLINE float4_t mma_m16n8k16_f16(uint4_t a, uint2_t b, float4_t c) {
   return d;
 }
 
+// --- fp8 matrix instructions (PTX ISA, mma.m16n8k32 fragments for .e4m3/.e5m2) --------------
+// A: four 32-bit registers of four 8-bit elements each, B: two, C/D: four f32
+// (sm_89 and later; OCP formats, docs/hardware.md section 8).
+TL_INLINE float4_t mma_m16n8k32_e4m3(uint4_t a, uint2_t b, float4_t c) {
+  float4_t d;
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
+        "f"(c[3]));
+  return d;
+}
+TL_INLINE float4_t mma_m16n8k32_e5m2(uint4_t a, uint2_t b, float4_t c) {
+  float4_t d;
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
+        "f"(c[3]));
+  return d;
+}
+
 // --- warpgroup matrix instructions (wgmma, sm_90a; PTX ISA "Asynchronous Warpgroup
 // Level Matrix Multiply-Accumulate") -------------------------------------------------
 // The 4 warps of a warpgroup issue wgmma.mma_async together: D (64 x N, f32, in

@@ -34,6 +34,8 @@ enum tl_emu_matrix_op {
   TL_EMU_MFMA_F32_16X16X32_BF8_BF8 = 9,   // long (8 x e5m2fnuz) x long + float4
   TL_EMU_MMA_M16N8K16_BF16 = 10,  // NVIDIA mma.sync: uint4 (8 x bf16) x uint2 (4 x bf16) + float4 (warp of 32)
   TL_EMU_MMA_M16N8K16_F16 = 11,   // the same with f16 operands
+  TL_EMU_MMA_M16N8K32_E4M3 = 12,  // NVIDIA mma.sync m16n8k32: uint4 (16 x OCP e4m3) x uint2 (8 x e4m3) + float4
+  TL_EMU_MMA_M16N8K32_E5M2 = 13,  // the same with OCP e5m2 operands
 };
 
 #define TL_EMU_ABI_VERSION 7u
@@ -306,6 +308,16 @@ TL_INLINE float4_t mma_m16n8k16_bf16(uint4_t a, uint2_t b, float4_t c) {
 TL_INLINE float4_t mma_m16n8k16_f16(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
   emu->matrix(TL_EMU_MMA_M16N8K16_F16, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float4_t mma_m16n8k32_e4m3(uint4_t a, uint2_t b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MMA_M16N8K32_E4M3, &a, &b, &c, &d);
+  return d;
+}
+TL_INLINE float4_t mma_m16n8k32_e5m2(uint4_t a, uint2_t b, float4_t c) {
+  float4_t d;
+  emu->matrix(TL_EMU_MMA_M16N8K32_E5M2, &a, &b, &c, &d);
   return d;
 }
 

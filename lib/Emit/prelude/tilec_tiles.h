@@ -22,6 +22,17 @@ struct fp8e4m3fnuz {
 struct fp8e5m2fnuz {
   unsigned char bits;
 };
+/// OCP fp8 E4M3 (NVIDIA's e4m3, "e4m3fn") stored as its 8 raw bits
+/// (docs/hardware.md section 8): bias 7, max 448, NaN S.1111.111, no
+/// infinities, +-0.
+struct fp8e4m3 {
+  unsigned char bits;
+};
+/// OCP fp8 E5M2 (NVIDIA's e5m2) stored as its 8 raw bits (section 8): bias
+/// 15, max 57344, IEEE-like: S.11111.00 is infinity, S.11111.{01,10,11} NaN, +-0.
+struct fp8e5m2 {
+  unsigned char bits;
+};
 
 // --- conversions (bf16: round to nearest even, NaN kept quiet) ---------------
 TL_INLINE float to_f32(float x) { return x; }
@@ -96,6 +107,56 @@ template <> TL_INLINE fp8e5m2fnuz from_f32<fp8e5m2fnuz>(float x) {
   }
   return fp8e5m2fnuz{(unsigned char)(code == 0 ? 0u : code | sign)};
 }
+
+// OCP fp8 (section 8), E exponent bits, M mantissa bits, bias B; Ieee: the
+// top exponent field holds infinity and NaNs (e5m2), else only S.1..1.1..1
+// is NaN (e4m3). Exact decode; encode rounds to nearest even and saturates
+// (a finite |x| beyond the largest value, and +-inf, give the largest value of
+// its sign, as NVIDIA's cvt.rn.satfinite does), NaN gives S.1111111 (a NaN in
+// both formats), and -0 stays -0. The host's codec (lib/Target/Float8.h)
+// defines the same conversions; tests/unit/emu/OcpFp8ConversionTest.cpp
+// checks these against it for every code and every tie.
+template <int E, int M, int B, bool Ieee> struct OcpFp8 {
+  static constexpr unsigned kTopE = Ieee ? (1u << E) - 2 : (1u << E) - 1;  // largest finite exponent field
+  static constexpr unsigned kTopM = Ieee ? (1u << M) - 1 : (1u << M) - 2;  // its largest mantissa
+  static constexpr unsigned kMaxCode = kTopE << M | kTopM;
+  static constexpr unsigned kMaxBits = (kTopE + 127u - B) << 23 | kTopM << (23 - M);  // f32 bits of the max
+  static constexpr unsigned kMinNormalBits = (128u - B) << 23;                         // 2^(1-B)
+  TL_INLINE static float decode(unsigned b) {
+    const unsigned e = (b >> M) & ((1u << E) - 1), m = b & ((1u << M) - 1);
+    const bool special = Ieee ? e == (1u << E) - 1 : (b & 0x7fu) == 0x7fu;
+    // Subnormal: m * 2^(1-B-M); normal: 1.m * 2^(e-B), f32 exponent field e + 127 - B.
+    float mag = e == 0 ? (float)m * __builtin_bit_cast(float, (128u - B - M) << 23)
+                       : __builtin_bit_cast(float, (e + 127u - B) << 23 | m << (23 - M));
+    if (special)
+      mag = __builtin_bit_cast(float, Ieee && m == 0 ? 0x7f800000u : 0x7fc00000u);
+    return (b & 0x80u) ? -mag : mag;
+  }
+  TL_INLINE static unsigned char encode(float x) {
+    const unsigned u = __builtin_bit_cast(unsigned, x), sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+      return (unsigned char)(sign | 0x7fu);
+    unsigned code;
+    if (a >= kMaxBits) {                 // |x| >= max (or inf): saturate
+      code = kMaxCode;
+    } else if (a < kMinNormalBits) {     // subnormal grid of 2^(1-B-M): code = round(|x| * 2^(B-1+M))
+      float q = __builtin_bit_cast(float, a) * __builtin_bit_cast(float, (126u + B + M) << 23);  // exact
+      code = (unsigned)q;
+      float frac = q - (float)code;
+      code += frac > 0.5f || (frac == 0.5f && (code & 1u));  // 2^M rounds up to the smallest normal
+    } else {                             // normal: keep M mantissa bits, round to nearest even
+      const unsigned r = (a + ((1u << (22 - M)) - 1) + ((a >> (23 - M)) & 1u)) >> (23 - M);
+      code = r - ((127u - B) << M);      // rebias 127 -> B
+    }
+    return (unsigned char)(code | sign);
+  }
+};
+using OcpE4M3 = OcpFp8<4, 3, 7, false>;
+using OcpE5M2 = OcpFp8<5, 2, 15, true>;
+TL_INLINE float to_f32(fp8e4m3 x) { return OcpE4M3::decode(x.bits); }
+TL_INLINE float to_f32(fp8e5m2 x) { return OcpE5M2::decode(x.bits); }
+template <> TL_INLINE fp8e4m3 from_f32<fp8e4m3>(float x) { return fp8e4m3{OcpE4M3::encode(x)}; }
+template <> TL_INLINE fp8e5m2 from_f32<fp8e5m2>(float x) { return fp8e5m2{OcpE5M2::encode(x)}; }
 
 /// x rounded to T and back (register tiles of type T hold such values).
 // i32 register tiles hold integers as f32 (exact up to 2^24 in magnitude).
@@ -941,6 +1002,72 @@ template <> TL_INLINE float4_t Mma16x8x16<f16>::mma(uint4_t a, uint2_t b, float4
   return hw::mma_m16n8k16_f16(a, b, c);
 }
 template <class In> inline constexpr bool gathers_operands<Mma16x8x16<In>> = true;
+
+// --- fp8 warp matrix instructions (NVIDIA mma.sync m16n8k32, OCP e4m3 / e5m2) -----------
+/// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2} (PTX ISA fragments, g =
+/// l / 4, t = l % 4): A element r of lane l = A[g + 8 * ((r / 4) % 2)][4t +
+/// r % 4 + 16 * (r / 8)], B element r = B[4t + r % 4 + 16 * (r / 4)][g], D as
+/// m16n8k16. Byte for byte the m16n8k16 layout (a register holds 4 bytes of
+/// one row), so ldmatrix (non-transposing: it moves 16-bit pairs) reads A and
+/// an N x K B as for 16-bit operands; a K x N B is gathered byte by byte.
+template <class In> struct Mma16x8x32 {
+  static constexpr int M = 16, N = 8, K = 32, Lanes = 32, KPerLane = 16, AccPerLane = 4;
+  using bits_t = char;
+  using a_t = uint4_t;     // (T32,V16) -> (M16,K32)
+  using b_t = uint2_t;     // (T32,V8) -> (K32,N8)
+  using acc_t = float4_t;  // (T32,V4) -> (M16,N8)
+  TL_INLINE static int d_row(int l, int r) { return l / 4 + 8 * (r / 2); }
+  TL_INLINE static int d_col(int l, int r) { return 2 * (l % 4) + r % 2; }
+  /// The four elements (mn, k..k+3) of `t` as one register, k along a row
+  /// (KAlongCols) or down a column.
+  template <bool KAlongCols, class L> TL_INLINE static unsigned quad(const L &t, int mn, int k) {
+    if constexpr (KAlongCols && L::read_vec >= 4)
+      return t.template load_raw<4>(mn, k);
+    unsigned w = 0;
+    TL_UNROLL
+    for (int q = 0; q < 4; ++q)
+      w |= (unsigned)(KAlongCols ? t.template load_raw<1>(mn, k + q) : t.template load_raw<1>(k + q, mn)) << 8 * q;
+    return w;
+  }
+  /// Whether `t`'s layout keeps runs of 16 elements (16 bytes) of a row
+  /// contiguous and aligned, as ldmatrix reads them.
+  template <class L> static constexpr bool ldmatrix_ok = L::read_vec >= 16 && sizeof(typename L::elem) == 1;
+  /// Lane l's A operand of the 16 x 32 block at rows m0.., columns k0.. of `t`;
+  /// with ldmatrix (x4), lanes 8i.. address rows of matrix i (rows +8 if i is
+  /// odd, columns +16 if i >= 2).
+  template <class L> TL_INLINE static a_t read_a(const L &t, int m0, int k0, int l) {
+    if constexpr (ldmatrix_ok<L>)
+      return hw::ldmatrix_x4<false>(t.base + L::index(m0 + l % 8 + 8 * ((l / 8) % 2), k0 + 16 * (l / 16)));
+    const int g = l / 4, k = k0 + 4 * (l % 4);
+    return a_t{quad<true>(t, m0 + g, k), quad<true>(t, m0 + g + 8, k), quad<true>(t, m0 + g, k + 16),
+               quad<true>(t, m0 + g + 8, k + 16)};
+  }
+  /// Lane l's B operand of the 32 x 8 block at k0.., columns n0.. (KAlongCols:
+  /// `t` holds B transposed, N x K).
+  template <bool KAlongCols, class L> TL_INLINE static b_t read_b(const L &t, int n0, int k0, int l) {
+    const int n = n0 + l / 4, k = k0 + 4 * (l % 4);
+    return b_t{quad<KAlongCols>(t, n, k), quad<KAlongCols>(t, n, k + 16)};
+  }
+  /// Lane l's B operands of the two 32 x 8 blocks at k0.., columns n0.. and
+  /// n0 + 8.. (registers 0-1 and 2-3): one ldmatrix.x4 for an N x K `t`; a
+  /// K x N one has no 8-bit transposing ldmatrix and is gathered.
+  template <bool KAlongCols, class L> TL_INLINE static uint4_t read_b2(const L &t, int n0, int k0, int l) {
+    if constexpr (KAlongCols) {
+      return hw::ldmatrix_x4<false>(t.base + L::index(n0 + l % 8 + 8 * (l / 16), k0 + 16 * ((l / 8) % 2)));
+    } else {
+      const b_t lo = read_b<false>(t, n0, k0, l), hi = read_b<false>(t, n0 + 8, k0, l);
+      return uint4_t{lo[0], lo[1], hi[0], hi[1]};
+    }
+  }
+  TL_INLINE static acc_t mma(a_t a, b_t b, acc_t c);
+};
+template <> TL_INLINE float4_t Mma16x8x32<fp8e4m3>::mma(uint4_t a, uint2_t b, float4_t c) {
+  return hw::mma_m16n8k32_e4m3(a, b, c);
+}
+template <> TL_INLINE float4_t Mma16x8x32<fp8e5m2>::mma(uint4_t a, uint2_t b, float4_t c) {
+  return hw::mma_m16n8k32_e5m2(a, b, c);
+}
+template <class In> inline constexpr bool gathers_operands<Mma16x8x32<In>> = true;
 #endif
 
 /// True for warpgroup atoms (wgmma): their operands stay in LDS.

@@ -150,7 +150,7 @@ TEST(Registry, NonIntegerSizeIsRejected) {
 TEST(Registry, BadDtypeListsTheValidOnes) {
   Result<Kernel> k = buildKernel("gemm", {{"dtype", "xyz"}});
   ASSERT_FALSE(k.ok());
-  EXPECT_TRUE(contains(k.error(), "parameter 'dtype' must be one of bf16, f16, fp8 (fp8e4m3fnuz), bf8 (fp8e5m2fnuz), got 'xyz'")) << k.error();
+  EXPECT_TRUE(contains(k.error(), "parameter 'dtype' must be one of bf16, f16, fp8 (fp8e4m3fnuz), bf8 (fp8e5m2fnuz), e4m3, e5m2, got 'xyz'")) << k.error();
 
   k = buildKernel("gemm", {{"out", "f16"}});
   ASSERT_FALSE(k.ok());

@@ -54,7 +54,7 @@ struct Axis {
 /// their defaults. A shipped kernel missing here fails the test below.
 const std::map<std::string, std::vector<Axis>> &sweptAxes() {
   static const std::map<std::string, std::vector<Axis>> axes = {
-      {"gemm", {{"dtype", {"bf16", "f16", "fp8", "bf8"}}, {"out", {"f32", "bf16"}}, {"strided", {"0", "1"}}}},
+      {"gemm", {{"dtype", {"bf16", "f16", "fp8", "bf8", "e4m3", "e5m2"}}, {"out", {"f32", "bf16"}}, {"strided", {"0", "1"}}}},
       {"attention", {{"dtype", {"bf16", "f16"}}, {"head_dim", {"80", "128", "256"}}}},
       {"attention_bwd", {{"dtype", {"bf16", "f16"}}, {"part", {"fwd", "dq", "dkdv"}}}},
       // splits > 1 gives the split-KV attend kernel and the combine kernel.
@@ -72,11 +72,14 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
   return axes;
 }
 
-/// fp8 and bf8 (e4m3fnuz, e5m2fnuz) operands and caches are gfx942's only.
+/// fp8 and bf8 (e4m3fnuz, e5m2fnuz) operands and caches are gfx942's only;
+/// the OCP e4m3 and e5m2 operands sm_90a's only.
 bool targetMultiplies(const std::string &arch, const kernels::KernelParams &params) {
   for (const char *key : {"dtype", "kv_dtype"}) {
     auto dtype = params.find(key);
     if (arch != "gfx942" && dtype != params.end() && (dtype->second == "fp8" || dtype->second == "bf8"))
+      return false;
+    if (arch != "sm_90a" && dtype != params.end() && (dtype->second == "e4m3" || dtype->second == "e5m2"))
       return false;
   }
   return true;

@@ -39,7 +39,9 @@ KernelParams gemmParams(Rng &rng, const std::string &arch) {
                  {"N", std::to_string(uniform(rng, 1, 300))},
                  {"K", std::to_string(uniform(rng, 1, 200))},
                  {"out", pick(rng, {"f32", "bf16"})}};
-  p["dtype"] = arch == "gfx942" ? pick(rng, {"bf16", "f16", "fp8", "bf8"}) : pick(rng, {"bf16", "f16"});
+  p["dtype"] = arch == "gfx942"   ? pick(rng, {"bf16", "f16", "fp8", "bf8"})
+               : arch == "sm_90a" ? pick(rng, {"bf16", "f16", "e4m3", "e5m2"})
+                                  : pick(rng, {"bf16", "f16"});
   p["stages"] = pick(rng, {"1", "2", "3"});
   // One in three: strided operands in any layout, rows padded by 0..9
   // elements, a batch of up to 3 with B shared or not.

@@ -88,6 +88,40 @@ TEST(MatrixTable, RowsAreConsistentWithTheirTargetAndFamily) {
     }
 }
 
+// sm_90a multiplies the OCP fp8 formats with mma.sync m16n8k32 (PTX ISA,
+// .e4m3/.e5m2 with f32 accumulation) and nothing else: no row takes gfx942's
+// fnuz formats. Each row's hardware function is defined by the CUDA hardware
+// layer (the PTX instruction of the row's name) and by the emulator's.
+TEST(MatrixTable, Sm90aMultipliesOcpFp8WithMmaM16n8k32) {
+  const TargetInfo &t = *lookupTarget("sm_90a");
+  for (ElemType type : {ElemType::FP8E4M3FN, ElemType::FP8E5M2}) {
+    SCOPED_TRACE(std::string(elemTypeName(type)));
+    const std::vector<const MatrixInstr *> rows = t.instrsFor(type);
+    ASSERT_EQ(rows.size(), 1u);
+    const MatrixInstr &mi = *rows[0];
+    const std::string ptxType = type == ElemType::FP8E4M3FN ? "e4m3" : "e5m2";
+    EXPECT_EQ(mi.name, "mma.sync.aligned.m16n8k32.row.col.f32." + ptxType + "." + ptxType + ".f32");
+    EXPECT_EQ(mi.family, MatrixFamily::MMA);
+    EXPECT_EQ(mi.m, 16);
+    EXPECT_EQ(mi.n, 8);
+    EXPECT_EQ(mi.k, 32);
+    EXPECT_EQ(mi.kPerLane, 16);  // four 32-bit registers of four bytes
+    EXPECT_EQ(mi.bPerLane, 8);   // two
+    EXPECT_EQ(mi.kRun, 4);       // a register's four bytes are consecutive in k
+    EXPECT_EQ(mi.accType, ElemType::F32);
+    EXPECT_TRUE(t.warpgroupInstrsFor(type).empty());
+    const std::string cuda = cudaPreludeText(), emu = emulatorPreludeText();
+    EXPECT_NE(cuda.find("TL_INLINE float4_t " + mi.builtin + "(uint4_t a, uint2_t b, float4_t c)"), std::string::npos);
+    EXPECT_NE(cuda.find("asm(\"" + mi.name + " "), std::string::npos);
+    EXPECT_NE(emu.find("TL_INLINE float4_t " + mi.builtin + "(uint4_t a, uint2_t b, float4_t c)"), std::string::npos);
+  }
+  for (ElemType fnuz : {ElemType::FP8E4M3FNUZ, ElemType::FP8E5M2FNUZ})
+    EXPECT_TRUE(t.instrsFor(fnuz).empty() && t.warpgroupInstrsFor(fnuz).empty());
+  for (const char *amd : {"gfx942", "gfx90a", "gfx1151"})
+    for (ElemType ocp : {ElemType::FP8E4M3FN, ElemType::FP8E5M2})
+      EXPECT_TRUE(lookupTarget(amd)->instrsFor(ocp).empty()) << amd;
+}
+
 TEST(MatrixTable, RowsSharingAnEmulatorOpDescribeOneOperation) {
   std::map<int, const MatrixInstr *> byOp;
   for (const TargetInfo &t : knownTargets())
