@@ -14,7 +14,7 @@ GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4097, 4097, 4097), (4095
                (1000, 1000, 777), (16, 4096, 4096), (4096, 14336, 4096)]
 GEMM_LAYOUT = "nt"
 # "block_m block_n block_k waves stages group_m [instr] [split_k]"; skinny ones
-# for M <= 64. The first three are the NVIDIA defaults (kernels/Gemm.cpp; sm_90a
+# for M <= 64. The first three are the NVIDIA defaults (kernels/gemm/GemmEntry.cpp; sm_90a
 # picks warpgroup wgmma for these tiles): 128 x 256 over 3 stages where C has at
 # least 2048 rows and columns, 128 x 128 below, 2 stages for rows of an odd
 # number of elements (realigned through registers). The others are what the
@@ -31,7 +31,7 @@ GEMM_SKINNY_MAX_M = 64
 
 def gemm_divisibility(extent, elem_bytes=2):
     """The largest power of two dividing `extent`, up to 16 bytes of elements:
-    what the gemm kernel assumes of an operand's inner extent (kernels/Gemm.cpp,
+    what the gemm kernel assumes of an operand's inner extent (kernels/gemm/Gemm.cpp,
     gemmDivisibility)."""
     d = 1
     while d < 16 // elem_bytes and extent % (2 * d) == 0:
@@ -78,7 +78,7 @@ def gemm_parts(config):
 # ---- fp8 GEMM (OCP e4m3, per-tensor scales): C[M,N] (bf16) = scale_a * scale_b * (A @ B^T), A
 # [M,K] and B [N,K] row-major e4m3 (tilec's layout nt; torch._scaled_mm takes B^T column-major),
 # through mma.sync m16n8k32. Configurations as GEMM_BIG's; the first is the NVIDIA default for
-# 8-bit operands of layout nt (kernels/Gemm.cpp).
+# 8-bit operands of layout nt (kernels/gemm/GemmEntry.cpp).
 FP8_GEMM_SHAPES = [(4096, 4096, 4096)]
 FP8_GEMM_DTYPE = "e4m3"
 FP8_GEMM_SCALES = {"scale_a": 0.5, "scale_b": 0.25}

@@ -265,7 +265,7 @@ class Moe(Case):
         E, K, Hd, I = p["experts"], p["topk"], p["hidden"], p["intermediate"]
         super().__init__("T%d E%d top%d hidden%d inter%d" % (tokens, E, K, Hd, I))
         self.T, self.E, self.K, self.Hd, self.I, self.BM = tokens, E, K, Hd, I, cfg["block_m"]
-        # The padded bound of the sorted pairs (kernels/Moe.cpp): every
+        # The padded bound of the sorted pairs (kernels/moe/Moe.cpp): every
         # expert's segment rounded up to block_m.
         P = cdiv(tokens * K + E * (self.BM - 1), self.BM) * self.BM
         self.tensors = {"logits": ((tokens, E), "bf16"), "X": ((tokens, Hd), "bf16"),

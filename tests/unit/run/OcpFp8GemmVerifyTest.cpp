@@ -2,9 +2,9 @@
 // section 8) through mma.sync.aligned.m16n8k32, run in the CPU wavefront
 // emulator on ragged shapes in every layout with non-trivial per-tensor
 // scales, C = scale_a * scale_b * (A @ B), against the fp8 problem's derived
-// tolerance (kernels/Gemm.cpp, gemmFp8Problem). The kernel's name says which
+// tolerance (kernels/gemm/GemmReference.cpp, gemmFp8Problem). The kernel's name says which
 // instruction type it was built for; its matrix instructions are counted.
-#include "Gemm.h"
+#include "gemm/GemmReference.h"
 #include "Run.h"
 
 #include <gtest/gtest.h>
