@@ -15,14 +15,14 @@ GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4097, 4097, 4097), (4095
 GEMM_LAYOUT = "nt"
 # "block_m block_n block_k waves stages group_m [instr] [split_k]"; skinny ones
 # for M <= 64. The first three are the NVIDIA defaults (kernels/gemm/GemmEntry.cpp; sm_90a
-# picks warpgroup wgmma for these tiles): 128 x 256 over 3 stages where C has at
-# least 2048 rows and columns, 128 x 128 below, 2 stages for rows of an odd
-# number of elements (realigned through registers). The others are what the
-# tuner would weigh them against: 4 stages keep one wgmma group in flight across
-# iterations; "mma" ones the warp-level mma.sync path for comparison. A
-# split_k > 1 launches the partial-sum kernel over split_k slices of K, then
-# the fixed-order reduction.
-GEMM_BIG = ["128 256 64 8 3 8", "128 128 64 8 3 8", "128 128 64 8 2 8", "128 256 64 8 4 8", "128 128 64 8 4 8",
+# picks warpgroup wgmma for these tiles): 128 x 256 over 4 stages (one wgmma
+# group in flight) where C has at least 2048 rows and columns, 128 x 128 over
+# 3 below, 2 stages for rows of an odd number of elements (realigned through
+# registers). The others are what the tuner would weigh them against; "mma"
+# ones the warp-level mma.sync path for comparison. A split_k > 1 launches
+# the partial-sum kernel over split_k slices of K, then the fixed-order
+# reduction.
+GEMM_BIG = ["128 256 64 8 4 8", "128 128 64 8 3 8", "128 128 64 8 2 8", "128 256 64 8 3 8", "128 128 64 8 4 8",
             "128 128 32 8 3 1", "64 128 32 4 4 1", "128 128 64 8 3 8 mma"]
 GEMM_SKINNY = ["16 64 64 4 4 1", "16 64 128 4 4 1", "16 32 128 2 4 1", "32 64 64 4 4 1", "16 128 64 4 4 1",
                "16 64 64 4 4 1 4", "16 64 64 4 4 1 8", "16 128 64 4 4 1 8"]

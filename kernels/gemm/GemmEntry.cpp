@@ -182,9 +182,10 @@ KernelInfo gemmKernelInfo() {
   // B is stored (ldmatrix.trans reads a K x N tile), so that with cp.async
   // (rows of whole 4-byte words, A not transposed on the way in) nothing is
   // staged in registers: a 128 x 128 x 64 tile over 3 stages in grouped
-  // order, 128 x 256 where C has at least 2048 rows and columns (0.273 ms
-  // against 0.294 ms at 4096^3, 2.02 against 2.28 ms at 8192^3; at 1000 x
-  // 1000 too few tiles fill the SMs). Rows of an odd number of 16-bit
+  // order; 128 x 256 over 4 stages, one wgmma group in flight, where C has
+  // at least 2048 rows and columns (0.263 ms against 0.290 ms for 128 x 128
+  // at 4096^3, 1.79 against 2.23 ms at 8192^3; 3 stages 0.268 and 1.99; at
+  // 1000 x 1000 too few tiles fill the SMs). Rows of an odd number of 16-bit
   // elements (K = 4097) are read as realigned 16-byte runs through
   // registers: 128 x 128 x 64 over 2 stages measured fastest (1.29 ms at
   // 4097^3; 1 stage 1.62, 3 stages 1.37, whose register prefetch costs
@@ -229,11 +230,17 @@ KernelInfo gemmKernelInfo() {
     // two stages (three spilled 80 bytes at 128 x 128 x 64).
     if (eightBitOnNvidia && !transB && !strided)
       p.try_emplace("stages", "2");
+    const bool copied = !eightBit && !transA && !strided && wordRows;  // cp.async into the wgmma layouts
+    if (copied && size("M") >= 2048 && size("N") >= 2048)
+      p.try_emplace("block_n", "256");
+    // 128 x 256 over 4 stages (197 KiB) keeps one wgmma group in flight across
+    // iterations (tilec-pipeline-loops); 128 x 128 stays at 3, where a fourth
+    // stage would halve the blocks per SM.
+    if (copied && get("block_m", "128") == "128" && get("block_n", "128") == "256")
+      p.try_emplace("stages", "4");
     p.try_emplace("stages", transA || strided || wordRows ? "3" : "2");
     if (!transA && !strided)
       p.try_emplace("block_k", "64");
-    if (!eightBit && !transA && !strided && wordRows && size("M") >= 2048 && size("N") >= 2048)
-      p.try_emplace("block_n", "256");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
     ParamReader p(name, params, given);

@@ -28,17 +28,19 @@ TEST(AsmModelGemm, TermsAreConsistentForTheDefaultGemm_gfx942) {
   ASSERT_GE(code.mainLoop, 0);
   const model::IterationCost &loop = code.loops[size_t(code.mainLoop)].cost;
 
-  // The defaults: 128x128x32 tiles over 4 waves (kernels/gemm/Gemm.cpp).
-  const int64_t bm = 128, bn = 128, bk = 32;
+  // The defaults: 128x128x32 tiles over 4 waves (kernels/gemm/Gemm.cpp),
+  // pipelined over 2 LDS buffers; the AMD k loop is emitted once per buffer
+  // (each copy's buffer offsets then constants), so one pass does 2 k steps.
+  const int64_t bm = 128, bn = 128, bk = 32, stepsPerPass = 2;
   const int waves = ck->numWaves;
   ASSERT_EQ(waves, 4);
   // The main loop holds the kernel's matrix instructions (the report counts
-  // them in the whole code) and does one k step's matrix work per pass.
+  // them in the whole code) and does its k steps' matrix work per pass.
   EXPECT_GT(loop.matrixInstructions, 0);
   EXPECT_LE(loop.matrixInstructions, ck->report.matrixInstructions);
-  EXPECT_DOUBLE_EQ(loop.matrixFlops * waves, 2.0 * bm * bn * bk);
-  // Its loads bring one k step's A and B tiles (bf16), at full width.
-  EXPECT_DOUBLE_EQ(loop.globalLoadBytes * waves, double(bm * bk + bk * bn) * 2);
+  EXPECT_DOUBLE_EQ(loop.matrixFlops * waves, 2.0 * bm * bn * bk * stepsPerPass);
+  // Its loads bring those k steps' A and B tiles (bf16), at full width.
+  EXPECT_DOUBLE_EQ(loop.globalLoadBytes * waves, double(bm * bk + bk * bn) * 2 * stepsPerPass);
   EXPECT_GT(loop.ldsCycles, 0);
   EXPECT_GE(loop.chainCycles, loop.exposedLatencyCycles);
 
@@ -50,7 +52,7 @@ TEST(AsmModelGemm, TermsAreConsistentForTheDefaultGemm_gfx942) {
   launch.occupancy = ck->report.occupancy;
   model::KernelEstimate e = model::estimateKernel(code, launch, device);
   ASSERT_TRUE(e.error.empty()) << e.error;
-  EXPECT_DOUBLE_EQ(e.loopTrips, double(K / bk));
+  EXPECT_DOUBLE_EQ(e.loopTrips, double(K / bk / stepsPerPass));
   // The time is the largest term (the loop's per-round maximum summed is at
   // least each term summed over the rounds, and the code outside the loop
   // adds to it), and the bound names a term no smaller than any other.
@@ -96,7 +98,16 @@ TEST(AsmModelGemm, WarpgroupInstructionsCountOnceAcrossTheirWarps) {
   ASSERT_GE(code.mainLoop, 0);
   const model::IterationCost &loop = code.loops[size_t(code.mainLoop)].cost;
   // One k step of the NVIDIA default tile (128 x 256 x 64 at the default 4096^3).
-  const double tile = std::stod(params.at("block_m")) * std::stod(params.at("block_n")) * std::stod(params.at("block_k"));
+  auto value = [&](const std::string &name) {  // given or defaulted by the target, else the kernel's default
+    if (auto it = params.find(name); it != params.end())
+      return std::stod(it->second);
+    for (const kernels::KernelParam &p : gemm->params)
+      if (p.name == name)
+        return std::stod(p.defaultValue);
+    ADD_FAILURE() << "gemm has no parameter " << name;
+    return 0.0;
+  };
+  const double tile = value("block_m") * value("block_n") * value("block_k");
   EXPECT_EQ(tile, 128.0 * 256 * 64);
   EXPECT_DOUBLE_EQ(loop.matrixFlops * ck->numWaves, 2.0 * tile);
 }
