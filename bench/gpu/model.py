@@ -27,6 +27,9 @@ def row_key(r):
 
 
 def gemm_launch(r):
+    """None for split-K rows: two kernels, of which the model prices one at a time."""
+    if plan.gemm_split_k(r["config"]) > 1:
+        return None
     m, n, k = (int(x) for x in r["shape"].split("x"))
     bm, bn, bk = (int(x) for x in r["config"].split()[:3])
     params = plan._gemm_params(m, n, k, r["config"])
@@ -38,8 +41,11 @@ def gemm_launch(r):
 def attention_launch(r):
     """Forward attention, one workgroup per block_m query rows of one head;
     causal blocks see the keys up to their last row (block_m is a multiple of
-    block_n in every configuration of plan.py)."""
-    cfg = next(c for c in plan.ATTN_CONFIGS if plan.attn_config_name(c) == r["config"])
+    block_n in every configuration of plan.py). None for the other head sizes'
+    rows, which run the target's default tiles (their block_m is not known here)."""
+    cfg = next((c for c in plan.ATTN_CONFIGS if plan.attn_config_name(c) == r["config"]), None)
+    if cfg is None:
+        return None
     causal = "causal" in r["shape"]
     heads, d = plan.ATTN["heads"], plan.ATTN["head_dim"]
     seqs = plan.ATTN_VARLEN if r["shape"].startswith("attention varlen") or "varlen" in r["shape"] else \
@@ -62,9 +68,13 @@ def model_row(tool, r):
     launch = LAUNCHES.get(r.get("family"))
     if not launch or "tilec_ms" not in r:
         return None
-    kernel, params, shape = launch(r)
+    known = launch(r)
+    if known is None:
+        return None
+    kernel, params, shape = known
     cmd = [tool, "--kernel=" + kernel, "--offload-arch=" + plan.ARCH, "--json"]
-    cmd += ["-p%s=%s" % kv for kv in params.items()]
+    for kv in params.items():
+        cmd += ["-p", "%s=%s" % kv]
     cmd += ["--%s=%s" % kv for kv in shape.items()]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
