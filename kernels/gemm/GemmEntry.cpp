@@ -206,8 +206,8 @@ KernelInfo gemmKernelInfo() {
     // 8-bit operands on NVIDIA: B's tile N x K whatever its storage, since
     // ldmatrix has no transposing form for 8-bit elements (a K x N tile's
     // operands would be gathered byte by byte).
-    const bool eightBitOnNvidia = t.vendor == Vendor::NVIDIA &&
-                                  (dt == "fp8" || dt == "bf8" || dt == "e4m3" || dt == "e5m2");
+    const bool eightBit = dt == "fp8" || dt == "bf8" || dt == "e4m3" || dt == "e5m2";
+    const bool eightBitOnNvidia = t.vendor == Vendor::NVIDIA && eightBit;
     if (eightBitOnNvidia)
       p.try_emplace("b_lds", "nk");
     else if (t.vendor == Vendor::NVIDIA || wmma)
@@ -217,7 +217,6 @@ KernelInfo gemmKernelInfo() {
     p.try_emplace("waves", "8");
     p.try_emplace("group_m", "8");
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
-    const bool eightBit = dt == "fp8" || dt == "bf8" || dt == "e4m3" || dt == "e5m2";
     const int64_t eb = eightBit ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
     // The strided kernel's element-wise loads prefetch through registers too.
     bool strides = get("batch", "1") != "1";
