@@ -98,14 +98,12 @@ def _fp8_gemm_params(m, n, k, config):
 
 # ---- Attention forward: packed [total, heads * D] layout -------------------------------------
 ATTN = {"batch": 4, "heads": 32, "seq": 4096, "head_dim": 128}
-# The NVIDIA default first (FlashAttention-2's 64 x 64 blocks over 4 warps, the key
-# loop pipelined 2 stages deep: K and V of the next step copied during this one),
-# then 128 query rows over 8 warps (fewer K/V reads) over 64- and 32-key steps,
-# and the unpipelined 128 x 32 for comparison.
-ATTN_CONFIGS = [{"block_m": 64, "block_n": 64, "waves": 4, "stages": 2},
+# The NVIDIA default first (128 x 128 blocks over two warpgroups: S = Q K^T and O += P V on
+# wgmma, P read from registers, the key loop pipelined 2 stages deep: K and V of the next
+# step copied during this one), then 128 x 64, and 64-row blocks over one warpgroup.
+ATTN_CONFIGS = [{"block_m": 128, "block_n": 128, "waves": 8, "stages": 2},
                 {"block_m": 128, "block_n": 64, "waves": 8, "stages": 2},
-                {"block_m": 128, "block_n": 32, "waves": 8, "stages": 2},
-                {"block_m": 128, "block_n": 32, "waves": 8}]
+                {"block_m": 64, "block_n": 64, "waves": 4, "stages": 2}]
 # A ragged causal prefill batch: lengths not multiples of the blocks.
 ATTN_VARLEN = [4096, 3001, 1537, 513]
 

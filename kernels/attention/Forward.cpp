@@ -199,24 +199,32 @@ KernelInfo attentionKernelInfo() {
       return Error{a.error()};
     return buildAttention(a->config);
   };
-  // NVIDIA: FlashAttention-2's 64 x 64 blocks over 4 warps with the key loop
-  // pipelined 2 stages deep (cp.async) and P read from registers: on the H200
-  // (B4 H32 S4096 D128, docs/perf/h200/2026-12-01-attention-pipelined.json)
-  // 195/223 TFLOP/s causal/not, ahead of 128 x 64 over 8 warps (187/212) and
-  // 128 x 32 (158/179 pipelined, 123/133 not). 252 registers, no local memory.
+  // NVIDIA: where the head sizes are multiples of 64 (rows of 128-byte
+  // swizzle blocks), both products run on wgmma (S from Q and K in shared
+  // memory, P @ V with P in registers), a warpgroup per 64 query rows, the key
+  // loop pipelined 2 stages deep (cp.async). On the H200 (B4 H32 S4096 D128,
+  // docs/perf/h200/2026-12-01-attention-wgmma.json): 128 x 128 over two
+  // warpgroups 248/296 TFLOP/s causal/not, ahead of 128 x 64 (239/275), 64 x
+  // 64 over one (236/282) and 64 x 128 (198/229, 255 registers). Above 128
+  // (256; DeepSeek's 192/128) 128 x 64 over two warpgroups: O [64, 256] is 128
+  // registers a thread, no spills. Other head sizes (80, 96) keep mma.sync's
+  // 64 x 64 over 4 warps, P read from registers likewise (run5: 195/223,
+  // ahead of 128 x 64 and 128 x 32), with 8 warps and 32-key steps above 128.
   // gfx1151 (wave32 WMMA): 32 keys per step; with 16-byte K/V loads a 64-key
   // step takes 247-256 of its 256 VGPRs and spills with GQA. AMD keeps one
   // stage: two of 64 x 64 need 88 KiB of LDS (P goes through LDS there).
   // Head sizes above 128: AMD halves the key block until Q, K, V and P fit
   // the 64 KiB of LDS (D = 192: 32 keys, 52 KiB; D = 256: 16 keys, 50 KiB; the
-  // registers then hold O [64, 256] in 64 of wave64's VGPRs, 128 of wave32's);
-  // NVIDIA spreads O [64, D] over 8 warps (D/4 registers a thread; over 4
-  // warps D = 192 spills) with 32-key steps (64 spill at D = 256).
+  // registers then hold O [64, 256] in 64 of wave64's VGPRs, 128 of wave32's).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     const auto [d, dv] = givenHeadDims(p);
     if (t.vendor == Vendor::NVIDIA) {
       p.try_emplace("stages", "2");
-      if (std::max(d, dv) > 128) {
+      if (d % 64 == 0 && dv % 64 == 0) {  // wgmma
+        p.try_emplace("block_m", "128");
+        p.try_emplace("waves", "8");
+        p.try_emplace("block_n", std::max(d, dv) > 128 ? "64" : "128");
+      } else if (std::max(d, dv) > 128) {
         p.try_emplace("waves", "8");
         p.try_emplace("block_n", "32");
       }

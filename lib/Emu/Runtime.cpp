@@ -111,7 +111,7 @@ const tl_emu_abi kAbi = {TL_EMU_ABI_VERSION, abiThreadId,   abiBlockId,     abiL
                          abiBufferLoad,      abiBufferStore, abiBufferLoadVec, abiLdsAccess, abiBpermute,
                          abiMatrix,          abiCopyAsync,   abiAsyncCommit, abiAsyncWait, abiLdsAddress,
                          abiWgmma,           abiWgmmaFence,  abiWgmmaCommit, abiWgmmaWait, abiWgmmaTouch,
-                         abiBufferStoreVec};
+                         abiBufferStoreVec,  abiWgmmaRs};
 
 // --- workgroups ------------------------------------------------------------------------
 

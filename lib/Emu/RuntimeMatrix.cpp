@@ -230,14 +230,26 @@ void reportInvalidWgmma(Worker &w, const std::string &why) {
 /// LDS reads go through the checkers. False (reported) when an operand cannot
 /// be read.
 bool computeWgmma(Worker &w, const PendingWgmma &p, int l, std::vector<float> &out, bool check) {
+  const bool aInRegisters = !p.aQuad.empty();
   const MatrixDescriptor da = MatrixDescriptor::decode(p.descA), db = MatrixDescriptor::decode(p.descB);
   for (const MatrixDescriptor *d : {&da, &db})
-    if (std::string why = d->unsupported(); !why.empty()) {
+    if (std::string why = d->unsupported(); !why.empty() && !(d == &da && aInRegisters)) {
       if (check)
         reportInvalidWgmma(w, (d == &da ? "A's descriptor: " : "B's descriptor: ") + why);
       return false;
     }
   bool ok = true;
+  auto value = [&](uint16_t bits) -> double {
+    if (p.type == 1) {
+      _Float16 h;
+      memcpy(&h, &bits, 2);
+      return (double)h;
+    }
+    const uint32_t f32 = (uint32_t)bits << 16;
+    float f;
+    memcpy(&f, &f32, 4);
+    return f;
+  };
   auto element = [&](const MatrixDescriptor &d, bool mnMajor, int mn, int k) -> double {
     const uint32_t off = wgmmaOperandAddress(d, mnMajor, mn, k, 2);
     if (off % 2 || (size_t)off + 2 > w.ldsSize) {
@@ -256,21 +268,16 @@ bool computeWgmma(Worker &w, const PendingWgmma &p, int l, std::vector<float> &o
     }
     uint16_t bits;
     memcpy(&bits, w.ldsBase + off, 2);
-    if (p.type == 1) {
-      _Float16 h;
-      memcpy(&h, &bits, 2);
-      return (double)h;
-    }
-    const uint32_t f32 = (uint32_t)bits << 16;
-    float f;
-    memcpy(&f, &f32, 4);
-    return f;
+    return value(bits);
   };
   // Rows of A this lane's elements lie in (r / 2 % 2 = 0, 1), columns of B (r / 4, r % 2).
+  // The register form: A[row h][k] is half k % 2 of register h + 2 (k / 8) of
+  // quad lane k % 8 / 2 (the mma.m16n8k16 A fragment).
   double a[2][16], b[128][16];
   for (int h = 0; h < 2; ++h)
     for (int k = 0; k < 16; ++k)
-      a[h][k] = element(da, false, wgmmaRow(l, 2 * h), k);
+      a[h][k] = aInRegisters ? value((uint16_t)(p.aQuad[4 * (k % 8 / 2) + h + 2 * (k / 8)] >> (16 * (k % 2))))
+                             : element(da, false, wgmmaRow(l, 2 * h), k);
   for (int j = 0; j < p.n / 4; ++j)
     for (int k = 0; k < 16; ++k)
       b[j][k] = element(db, p.mnMajorB != 0, wgmmaCol(l, 4 * (j / 2) + j % 2), k);
@@ -299,7 +306,9 @@ const PendingWgmma *wgmmaWriting(const Lane &lane, const float *d) {
   return nullptr;
 }
 
-void abiWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigned long long descB, float *d, int scaleD) {
+/// Queues one lane's share of a wgmma (A through descA, or in the registers aQuad).
+void issueWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigned long long descB,
+                std::vector<uint32_t> aQuad, float *d, int scaleD) {
   Worker *w = tWorker;
   Lane &lane = *w->cur;
   ++w->laneInstr;
@@ -315,7 +324,7 @@ void abiWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigned 
   if (lane.accTouchedSinceFence)
     reportInvalidWgmma(*w, "issued after an access to accumulator registers with no wgmma.fence in between "
                            "(PTX ISA: wgmma.fence orders register accesses before wgmma.mma_async)");
-  PendingWgmma p{d, type, n, mnMajorB, descA, descB, {}, {}};
+  PendingWgmma p{d, type, n, mnMajorB, descA, descB, {}, {}, std::move(aQuad)};
   p.c.assign(n / 2, 0.0f);
   if (scaleD) {
     if (const PendingWgmma *prev = wgmmaWriting(lane, d))
@@ -326,6 +335,14 @@ void abiWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigned 
   if (!computeWgmma(*w, p, lane.tid % 128, p.result, true))
     p.result.assign(n / 2, 0.0f);
   lane.openWgmma.push_back(std::move(p));
+}
+
+void abiWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigned long long descB, float *d, int scaleD) {
+  issueWgmma(type, n, mnMajorB, descA, descB, {}, d, scaleD);
+}
+
+void abiWgmmaRs(int type, int n, int mnMajorB, const unsigned *quad, unsigned long long descB, float *d, int scaleD) {
+  issueWgmma(type, n, mnMajorB, 0, descB, std::vector<uint32_t>(quad, quad + 16), d, scaleD);
 }
 
 void abiWgmmaFence() {

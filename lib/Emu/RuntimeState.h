@@ -45,11 +45,14 @@ using CopyGroup = std::vector<AsyncCopy>;
 
 /// A wgmma.mma_async of one lane, issued and not yet retired by wgmma_wait:
 /// its operands, its accumulator input and the result computed at issue.
+/// aQuad: the register form's A (the 16 registers of the lane's quad; empty
+/// when A is read through descA).
 struct PendingWgmma {
   float *d;
   int type, n, mnMajorB;
   uint64_t descA, descB;
   std::vector<float> c, result;
+  std::vector<uint32_t> aQuad;
 };
 using WgmmaGroup = std::vector<PendingWgmma>;
 
@@ -183,6 +186,7 @@ void executeMatrix(Worker &w, Wave &wave, int op, const std::vector<Lane *> &par
 void abiMatrix(int op, const void *a, const void *b, const void *c, void *d);
 unsigned abiLdsAddress(const void *p);
 void abiWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigned long long descB, float *d, int scaleD);
+void abiWgmmaRs(int type, int n, int mnMajorB, const unsigned *quad, unsigned long long descB, float *d, int scaleD);
 void abiWgmmaFence();
 void abiWgmmaCommit();
 void abiWgmmaWait(int n);

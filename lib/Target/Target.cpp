@@ -158,12 +158,14 @@ const LaneMaps kMmaK32Lanes = {
     .dCol = [](const MatrixInstr &, int l, int r) { return mmaCol(l, r); },
 };
 
-/// wgmma m64nNk16: A and B are read from shared memory (no lane holds operand
-/// elements: -1); warp l / 32 holds D's rows 16(l/32).., the mma.m16n8
-/// accumulator layout repeated every 8 columns.
+/// wgmma m64nNk16: B is read from shared memory (no lane holds its elements:
+/// -1), A from shared memory or, in the register form, as 8 elements a lane:
+/// warp l / 32 holds rows 16(l/32).. in mma.m16n8k16's A layout. D: warp l / 32
+/// holds rows 16(l/32).., the mma.m16n8 accumulator layout repeated every 8
+/// columns.
 const LaneMaps kWgmmaLanes = {
-    .operandMN = [](const MatrixInstr &, bool, int, int) { return -1; },
-    .operandK = [](const MatrixInstr &, bool, int, int) { return -1; },
+    .operandMN = [](const MatrixInstr &, bool b, int l, int r) { return b ? -1 : 16 * (l / 32) + (l % 32) / 4 + 8 * ((r / 2) % 2); },
+    .operandK = [](const MatrixInstr &, bool b, int l, int r) { return b ? -1 : 2 * (l % 4) + r % 2 + 8 * (r / 4); },
     .dRow = [](const MatrixInstr &, int l, int r) { return 16 * (l / 32) + mmaRow(l % 32, r % 4); },
     .dCol = [](const MatrixInstr &, int l, int r) { return 8 * (r / 4) + mmaCol(l, r); },
 };
@@ -464,7 +466,7 @@ static std::vector<TargetInfo> buildTargets() {
            .kPerLane = 0, .bPerLane = 0, .accPerLane = 128, .kRun = 0,
            .cycles = 128, .waveSize = 32, .waves = 4,
            .lanes = &kWgmmaLanes,
-           .atom = "Wgmma64xNx16", .atomTakesN = true},
+           .atom = "Wgmma64xNx16", .atomTakesN = true, .aRegsPerLane = 8},
           {.name = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
            .builtin = "wgmma_m64k16",
            .family = F::WGMMA,
@@ -473,7 +475,7 @@ static std::vector<TargetInfo> buildTargets() {
            .kPerLane = 0, .bPerLane = 0, .accPerLane = 64, .kRun = 0,
            .cycles = 64, .waveSize = 32, .waves = 4,
            .lanes = &kWgmmaLanes,
-           .atom = "Wgmma64xNx16", .atomTakesN = true},
+           .atom = "Wgmma64xNx16", .atomTakesN = true, .aRegsPerLane = 8},
           {.name = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
            .builtin = "wgmma_m64k16",
            .family = F::WGMMA,
@@ -482,7 +484,7 @@ static std::vector<TargetInfo> buildTargets() {
            .kPerLane = 0, .bPerLane = 0, .accPerLane = 32, .kRun = 0,
            .cycles = 32, .waveSize = 32, .waves = 4,
            .lanes = &kWgmmaLanes,
-           .atom = "Wgmma64xNx16", .atomTakesN = true},
+           .atom = "Wgmma64xNx16", .atomTakesN = true, .aRegsPerLane = 8},
           {.name = "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
            .builtin = "wgmma_m64k16",
            .family = F::WGMMA,
@@ -491,7 +493,7 @@ static std::vector<TargetInfo> buildTargets() {
            .kPerLane = 0, .bPerLane = 0, .accPerLane = 128, .kRun = 0,
            .cycles = 128, .waveSize = 32, .waves = 4,
            .lanes = &kWgmmaLanes,
-           .atom = "Wgmma64xNx16", .atomTakesN = true},
+           .atom = "Wgmma64xNx16", .atomTakesN = true, .aRegsPerLane = 8},
           {.name = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
            .builtin = "wgmma_m64k16",
            .family = F::WGMMA,
@@ -500,7 +502,7 @@ static std::vector<TargetInfo> buildTargets() {
            .kPerLane = 0, .bPerLane = 0, .accPerLane = 64, .kRun = 0,
            .cycles = 64, .waveSize = 32, .waves = 4,
            .lanes = &kWgmmaLanes,
-           .atom = "Wgmma64xNx16", .atomTakesN = true},
+           .atom = "Wgmma64xNx16", .atomTakesN = true, .aRegsPerLane = 8},
           {.name = "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
            .builtin = "wgmma_m64k16",
            .family = F::WGMMA,
@@ -509,7 +511,7 @@ static std::vector<TargetInfo> buildTargets() {
            .kPerLane = 0, .bPerLane = 0, .accPerLane = 32, .kRun = 0,
            .cycles = 32, .waveSize = 32, .waves = 4,
            .lanes = &kWgmmaLanes,
-           .atom = "Wgmma64xNx16", .atomTakesN = true},
+           .atom = "Wgmma64xNx16", .atomTakesN = true, .aRegsPerLane = 8},
       },
       .bufferRsrcFlags = 0u,
       .asyncCopyBytes = 16,

@@ -5,6 +5,7 @@
 
 #include "tilec/arch.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -90,6 +91,10 @@ struct MatrixInstr {
   /// The PTX ISA version (times 10) the instruction needs, for NVIDIA rows
   /// newer than the compiler's default (PTX ISA 8.0); 0 for none.
   int ptxVersion = 0;
+  /// A elements one lane holds in the register form of a warpgroup
+  /// instruction's A operand (wgmma's `d, {a0, a1, a2, a3}, b-desc, ...`: 8,
+  /// at operandMN / operandK); 0 where A is only read from shared memory.
+  int aRegsPerLane = 0;
 
   /// Elements of A (`b` false: element r of lane l is A[mn][k]) or B (`b`
   /// true: B[k][mn]) one lane holds per instruction.
@@ -109,23 +114,30 @@ struct MatrixInstr {
 };
 
 /// Whether `use`'s A operand can be read straight from registers holding
-/// accumulators of `acc` for the same rows: lane l's A element r of the
-/// m x k block at columns k0.. is its accumulator element r % accPerLane of
-/// the n-tile k0 / n + r / accPerLane, for every lane and element (true for
-/// NVIDIA's mma.m16n8k16 after itself: two adjacent m16n8 accumulators are
-/// one A fragment; false for MFMA and WMMA, whose accumulators are
-/// transposed to their operands). Warp-level instructions only.
+/// accumulators of `acc` for the same rows. With E = acc.accPerLane, lane l's
+/// A element r of the m x k block at columns k0.. must be its accumulator
+/// element q % E of the n-tile q / E, q = k0 * E / acc.n + r (a lane's
+/// accumulator elements run through their n-tile's columns in order, E / n
+/// per column). True for NVIDIA's mma.m16n8k16 after itself (two adjacent
+/// m16n8 accumulators are one A fragment) and for wgmma's register-A form
+/// after any wgmma of the same rows (its accumulator is mma's, repeated every
+/// 8 columns, and so is its A fragment); false for MFMA and
+/// WMMA, whose accumulators are transposed to their operands.
 inline bool accumulatorHoldsOperandA(const MatrixInstr &acc, const MatrixInstr &use) {
-  if (acc.waves != 1 || use.waves != 1 || acc.operandsInSharedMemory() || use.operandsInSharedMemory() ||
-      acc.m != use.m || use.k % acc.n || use.kPerLane != use.k / acc.n * acc.accPerLane)
+  const int aElems = use.waves == 1 ? use.kPerLane : use.aRegsPerLane;
+  if (acc.waves != use.waves || aElems == 0 || acc.m != use.m || (use.waves == 1 && acc.operandsInSharedMemory()) ||
+      aElems * acc.n != use.k * acc.accPerLane || (use.k % acc.n && acc.n % use.k))
     return false;
-  const int lanes = acc.family == MatrixFamily::MFMA ? 64 : 32;
-  for (int l = 0; l < lanes; ++l)
-    for (int r = 0; r < use.kPerLane; ++r) {
-      const int e = r % acc.accPerLane, tile = r / acc.accPerLane;
-      if (acc.dRow(l, e) != use.operandMN(false, l, r) || tile * acc.n + acc.dCol(l, e) != use.operandK(false, l, r))
-        return false;
-    }
+  const int lanes = (acc.family == MatrixFamily::MFMA ? 64 : 32) * acc.waves;
+  const int span = std::max(acc.n, use.k);  // k blocks until the pattern repeats
+  for (int k0 = 0; k0 < span; k0 += use.k)
+    for (int l = 0; l < lanes; ++l)
+      for (int r = 0; r < aElems; ++r) {
+        const int q = k0 * acc.accPerLane / acc.n + r, e = q % acc.accPerLane, tile = q / acc.accPerLane;
+        if (acc.dRow(l, e) != use.operandMN(false, l, r) ||
+            tile * acc.n + acc.dCol(l, e) != k0 + use.operandK(false, l, r))
+          return false;
+      }
   return true;
 }
 

@@ -55,9 +55,10 @@ SmallVector<Value> tileAndViews(tile::AllocOp a) {
 /// The canonical swizzled layout wgmma reads tile `t` in (tilec_tiles.h
 /// wgmma_layout): rows of S bytes, the 16-byte chunks XORed with the row's
 /// place in a 1024-byte group. A and B given as N x K (k along a row) have one
-/// row of S = their k tile's bytes; B given as K x N (n along a row) is
-/// stored in column blocks of S = 128 bytes. nullopt when no warpgroup
-/// instruction reads `a` or the shape has no such layout.
+/// row of S = their k tile's bytes when that is 32, 64 or 128; wider k tiles
+/// (attention's head_dim) and B given as K x N (n along a row) are stored in
+/// column blocks of S = 128 bytes. nullopt when no warpgroup instruction
+/// reads `a` or the shape has no such layout.
 std::optional<LdsLayout> wgmmaLayout(tile::AllocOp a, const TargetInfo &target, int64_t elemBytes) {
   tile::TileType t = a.getType();
   for (Value v : tileAndViews(a))
@@ -68,12 +69,13 @@ std::optional<LdsLayout> wgmmaLayout(tile::AllocOp a, const TargetInfo &target, 
       if (!mi || !mi->operandsInSharedMemory() || !(g.getA() == v || g.getB() == v))
         continue;
       const bool kAlongRows = g.getB() == v && !g.getTransposeB();
-      const int64_t rowBytes = kAlongRows ? 128 : t.cols() * elemBytes;
+      const int64_t tileRowBytes = t.cols() * elemBytes;
+      const int64_t rowBytes = kAlongRows || tileRowBytes > 128 ? 128 : tileRowBytes;
       if (rowBytes != 32 && rowBytes != 64 && rowBytes != 128)
         return std::nullopt;
       const int64_t stride = rowBytes / elemBytes;
       LdsLayout l{stride, 16 / elemBytes, 128 / rowBytes, rowBytes / 16};
-      if (kAlongRows && t.cols() > stride) {
+      if (t.cols() > stride) {
         if (t.cols() % stride)
           return std::nullopt;
         l.colBlock = stride;

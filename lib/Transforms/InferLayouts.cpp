@@ -80,12 +80,20 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   /// The layout of a row vector of tiles laid out as `l`: it depends on the
   /// instruction, the wave grid and the row count only, so its parent shape is
   /// canonical (rows x the narrowest width the grid allows). Row vectors of S
-  /// (BM x BN) and O (BM x D) in attention then share one layout.
+  /// (BM x BN) and O (BM x D) in attention then share one layout. The rows of
+  /// a warpgroup instruction's accumulator do not depend on its N: its row
+  /// vectors name the narrowest one of its type.
   AccLayout rowsOf(const AccLayout &l) {
     const MatrixInstr *mi = target ? target->findInstr(l.instr.getValue().str()) : nullptr;
+    StringAttr instr = l.instr;
+    if (mi && mi->waves > 1)
+      for (const MatrixInstr *other : target->warpgroupInstrsFor(mi->aType))
+        if (other->m == mi->m && other->n < mi->n) {
+          mi = other;
+          instr = StringAttr::get(l.instr.getContext(), other->name);
+        }
     int64_t width = (mi ? mi->n : 1) * l.waveGrid[1];
-    return {l.instr, l.waveGrid,
-            DenseI64ArrayAttr::get(l.instr.getContext(), {l.parentShape[0], width})};
+    return {instr, l.waveGrid, DenseI64ArrayAttr::get(l.instr.getContext(), {l.parentShape[0], width})};
   }
 
   /// Propagates between two tiles related by `op` (same shape or rows-of).

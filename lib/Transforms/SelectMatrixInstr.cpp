@@ -41,7 +41,9 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     });
     if (r.wasInterrupted())
       return signalPassFailure();
-    unifyRowGroups(f, *target, waves);
+    RegisterGroups groups(f);
+    unifyRowGroups(f, *target, waves, groups);
+    checkRegisterOperands(f, *target, waves, groups);
   }
 
   /// One error, at the first tensor argument or tile whose element type is
@@ -88,53 +90,82 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     return result;
   }
 
-  /// Accumulators whose rows meet (a row vector reduced from one and
-  /// broadcast over another, as the row maxima of S = Q K^T rescale O in
-  /// attention) must keep each row on the same lanes: one matrix instruction
-  /// and one wave grid for the whole group. The group takes the first
-  /// instruction (in the target's order) and grid that tile every member,
-  /// preferring grids of one wave per row band (wn = 1) when the group has row
-  /// vectors, so that row reductions stay within a wave, then the grid whose
-  /// per-wave tiles are most square over all members.
-  void unifyRowGroups(func::FuncOp f, const TargetInfo &target, int waves) {
-    llvm::DenseMap<Value, Value> parent;  // union-find over register tiles
-    std::function<Value(Value)> leaderOf = [&](Value v) -> Value {
+  /// Register tiles connected by elementwise maps, row reductions, copies and
+  /// scatters (union-find): tiles of one group share a register layout.
+  struct RegisterGroups {
+    llvm::DenseMap<Value, Value> parent;
+    llvm::DenseSet<Value> hasRowVector;
+
+    explicit RegisterGroups(func::FuncOp f) {
+      auto isReg = [](Value v) { return cast<tile::TileType>(v.getType()).isReg(); };
+      auto link = [&](Value x, Value y) {
+        if (!isReg(x) || !isReg(y))
+          return;
+        Value lx = leaderOf(x), ly = leaderOf(y);
+        if (lx != ly)
+          parent[lx] = ly;
+        for (Value v : {x, y})
+          if (cast<tile::TileType>(v.getType()).getRank() == 1)
+            hasRowVector.insert(v);
+      };
+      f.walk([&](Operation *op) {
+        if (auto m = dyn_cast<tile::MapOp>(op)) {
+          for (Value in : m.getInputs())
+            if (!(m.getBroadcastCols() && cast<tile::TileType>(in.getType()).getRank() == 1))
+              link(m.getDest(), in);
+        } else if (auto red = dyn_cast<tile::ReduceOp>(op)) {
+          if (red.getAxis() == 1)
+            link(red.getSource(), red.getDest());
+        } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
+          link(c.getSource(), c.getDest());
+        } else if (auto s = dyn_cast<tile::ScatterOp>(op)) {
+          link(s.getValue(), s.getPositions());
+        }
+      });
+    }
+    Value leaderOf(Value v) {
       auto it = parent.find(v);
       if (it == parent.end() || it->second == v)
         return v;
       return it->second = leaderOf(it->second);
-    };
-    llvm::DenseSet<Value> hasRowVector;
-    auto isReg = [](Value v) { return cast<tile::TileType>(v.getType()).isReg(); };
-    auto link = [&](Value x, Value y) {
-      if (!isReg(x) || !isReg(y))
-        return;
-      Value lx = leaderOf(x), ly = leaderOf(y);
-      if (lx != ly)
-        parent[lx] = ly;
-      for (Value v : {x, y})
-        if (cast<tile::TileType>(v.getType()).getRank() == 1)
-          hasRowVector.insert(v);
-    };
-    f.walk([&](Operation *op) {
-      if (auto m = dyn_cast<tile::MapOp>(op)) {
-        for (Value in : m.getInputs())
-          if (!(m.getBroadcastCols() && cast<tile::TileType>(in.getType()).getRank() == 1))
-            link(m.getDest(), in);
-      } else if (auto red = dyn_cast<tile::ReduceOp>(op)) {
-        if (red.getAxis() == 1)
-          link(red.getSource(), red.getDest());
-      } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
-        link(c.getSource(), c.getDest());
-      } else if (auto s = dyn_cast<tile::ScatterOp>(op)) {
-        link(s.getValue(), s.getPositions());
-      }
-    });
+    }
+    bool hasRows(Value leader) {
+      return llvm::any_of(hasRowVector, [&](Value v) { return leaderOf(v) == leader; });
+    }
+  };
+
+  static const MatrixInstr *instrOf(tile::GemmOp g, const TargetInfo &target) {
+    auto name = g->getAttrOfType<StringAttr>(pattr::kInstr);
+    return name ? target.findInstr(name.getValue()) : nullptr;
+  }
+  static SmallVector<int64_t> gridOf(tile::GemmOp g) {
+    auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
+    return grid ? SmallVector<int64_t>(grid.asArrayRef()) : SmallVector<int64_t>{};
+  }
+
+  /// Accumulators whose rows meet (a row vector reduced from one and
+  /// broadcast over another, as the row maxima of S = Q K^T rescale O in
+  /// attention) must keep each row on the same lanes: one matrix instruction
+  /// and one wave grid for the whole group. A group whose gemms all chose
+  /// warpgroup instructions keeps them when they split rows alike (one grid,
+  /// and wn = 1 with row vectors: the rows of a wgmma accumulator lie on the
+  /// same lanes whatever its N). Otherwise the group takes the first
+  /// warp-level instruction (in the target's order) and grid that tile every
+  /// member, preferring grids of one wave per row band (wn = 1) when the group
+  /// has row vectors, so that row reductions stay within a wave, then the grid
+  /// whose per-wave tiles are most square over all members.
+  void unifyRowGroups(func::FuncOp f, const TargetInfo &target, int waves, RegisterGroups &rg) {
     llvm::MapVector<Value, llvm::SmallVector<tile::GemmOp>> groups;
-    f.walk([&](tile::GemmOp g) { groups[leaderOf(g.getC())].push_back(g); });
+    f.walk([&](tile::GemmOp g) { groups[rg.leaderOf(g.getC())].push_back(g); });
     for (auto &[leader, gemms] : groups) {
-      bool rows = llvm::any_of(hasRowVector, [&, l = leader](Value v) { return leaderOf(v) == l; });
+      bool rows = rg.hasRows(leader);
       if (gemms.size() < 2 && !rows)
+        continue;
+      const SmallVector<int64_t> grid0 = gridOf(gemms[0]);
+      if (llvm::all_of(gemms, [&](tile::GemmOp g) {
+            const MatrixInstr *mi = instrOf(g, target);
+            return mi && mi->waves > 1 && gridOf(g) == grid0 && (!rows || grid0[1] == 1);
+          }))
         continue;
       std::optional<ElemType> et = toElemType(operandElementType(gemms[0]));
       if (!et)
@@ -177,31 +208,68 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     }
   }
 
+  /// A warpgroup gemm reads an A in registers in wgmma's register form only
+  /// when A holds the accumulator of a warpgroup gemm whose layout is that
+  /// form (accumulatorHoldsOperandA) over the same grid of whole-row
+  /// warpgroups; any other such gemm takes a warp-level instruction, and
+  /// tilec-infer-layouts converts its A through LDS.
+  void checkRegisterOperands(func::FuncOp f, const TargetInfo &target, int waves, RegisterGroups &rg) {
+    SmallVector<tile::GemmOp> gemms;
+    f.walk([&](tile::GemmOp g) { gemms.push_back(g); });
+    for (tile::GemmOp use : gemms) {
+      const MatrixInstr *useMi = instrOf(use, target);
+      if (!useMi || useMi->waves == 1 || !cast<tile::TileType>(use.getA().getType()).isReg())
+        continue;
+      const Value group = rg.leaderOf(use.getA());
+      const bool inPlace = llvm::any_of(gemms, [&](tile::GemmOp acc) {
+        const MatrixInstr *accMi = instrOf(acc, target);
+        return rg.leaderOf(acc.getC()) == group && accMi && accumulatorHoldsOperandA(*accMi, *useMi) &&
+               gridOf(acc) == gridOf(use) && gridOf(use)[1] == 1;
+      });
+      if (inPlace)
+        continue;
+      auto a = cast<tile::TileType>(use.getA().getType());
+      auto c = cast<tile::TileType>(use.getC().getType());
+      std::optional<MatrixTiling> tiling =
+          selectMatrixTiling(target, *toElemType(operandElementType(use)), c.rows(), c.cols(), a.cols(), waves);
+      if (!tiling)
+        continue;  // tilec-infer-layouts names the conflict
+      Builder bld(f.getContext());
+      use->setAttr(pattr::kInstr, bld.getStringAttr(tiling->instr->name));
+      use->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({tiling->wm, tiling->wn}));
+    }
+  }
+
   /// A warpgroup instruction (wgmma) and a grid of warpgroups (wm x wn = waves
   /// / 4) for `g`, when the target has one for its type and the tile allows
   /// it: each warpgroup takes 64 rows (times TM) and N columns (the largest N
-  /// that divides its share), and A (and B given as N x K) has a k tile whose
-  /// rows fill one swizzle row of 32, 64 or 128 bytes, the canonical layouts
+  /// that divides its share), and the K-major operands in LDS (A, and B given
+  /// as N x K) have k tiles whose rows fill one swizzle row of 32, 64 or 128
+  /// bytes or whole column blocks of 128 bytes, the canonical layouts
   /// tilec-allocate-lds gives them (B given as K x N is stored in column
-  /// blocks of 128 bytes and needs N a multiple of 64). Grids split M first.
+  /// blocks of 128 bytes and needs N a multiple of 64). An A in registers (an
+  /// accumulator: attention's P) is read in wgmma's register form;
+  /// checkRegisterOperands keeps that choice only where A's accumulator
+  /// layout is that form's. Grids split M first.
   std::optional<MatrixTiling> selectWarpgroupTiling(tile::GemmOp g, const TargetInfo &target, int waves) {
     auto a = cast<tile::TileType>(g.getA().getType());
     auto c = cast<tile::TileType>(g.getC().getType());
-    std::optional<ElemType> et = toElemType(a.getElementType());
-    if (!et || a.isReg())
-      return std::nullopt;  // (an A in registers is read by warp-level instructions)
+    std::optional<ElemType> et = toElemType(operandElementType(g));
+    if (!et)
+      return std::nullopt;
     std::vector<const MatrixInstr *> instrs = target.warpgroupInstrsFor(*et);
     if (instrs.empty() || waves % instrs.front()->waves)
       return std::nullopt;
-    const int64_t eb = elemTypeBytes(*et), kRowBytes = a.cols() * eb;
-    if (kRowBytes != 32 && kRowBytes != 64 && kRowBytes != 128)
+    const int64_t kRowBytes = a.cols() * elemTypeBytes(*et);
+    const bool kMajorRows = kRowBytes == 32 || kRowBytes == 64 || kRowBytes % 128 == 0;
+    if (!kMajorRows && (!a.isReg() || g.getTransposeB()))
       return std::nullopt;
     const int groups = waves / instrs.front()->waves;
     for (int wm = groups; wm >= 1; --wm) {
       if (groups % wm)
         continue;
       const int wn = groups / wm;
-      if (c.rows() % (int64_t(wm) * 64) || c.cols() % wn)
+      if (c.rows() % (int64_t(wm) * 64) || c.cols() % wn || (a.isReg() && wn != 1))
         continue;
       for (const MatrixInstr *mi : instrs)  // larger N first
         if ((c.cols() / wn) % mi->n == 0 && a.cols() % mi->k == 0)

@@ -338,6 +338,38 @@ TL_INLINE void wgmma_m64k16(wgmma_frag<N / 2> &d, unsigned long long a, unsigned
 }
 #undef TL_WGMMA_ASM
 
+// The register form: A (64 x 16) from four 32-bit registers a lane, the
+// mma.m16n8k16 A fragment of its warp's 16 rows (no imm-trans-a).
+#define TL_WGMMA_RS_ASM(N, E, TYPE)                                                                   \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %[scale], 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE \
+               "." TYPE " " TL_WGMMA_REGS_##E ", {%[a0], %[a1], %[a2], %[a3]}, %[b], p, 1, 1, %[tb];\n}"       \
+               : TL_WGMMA_OUTS_##E(d)                                                                         \
+               : [a0] "r"(a[0]), [a1] "r"(a[1]), [a2] "r"(a[2]), [a3] "r"(a[3]), [b] "l"(b),                  \
+                 [scale] "r"(scaleD), [tb] "n"(BMnMajor ? 1 : 0)                                              \
+               : "memory")
+
+/// wgmma_m64k16 with A in registers: a[0..3] hold A[r][2t..2t+1],
+/// A[r+8][2t..], A[r][2t+8..], A[r+8][2t+8..] for r = 16 (warp) + lane % 32 / 4,
+/// t = lane % 4 (PTX ISA, "WGMMA .m64nNk16 register fragment layout for
+/// matrix A").
+template <wgmma_type T, int N, bool BMnMajor>
+TL_INLINE void wgmma_m64k16_rs(wgmma_frag<N / 2> &d, const unsigned (&a)[4], unsigned long long b, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16_rs: N is 64, 128 or 256");
+  if constexpr (N == 64 && T == wgmma_type::bf16)
+    TL_WGMMA_RS_ASM(64, 32, "bf16");
+  else if constexpr (N == 64)
+    TL_WGMMA_RS_ASM(64, 32, "f16");
+  else if constexpr (N == 128 && T == wgmma_type::bf16)
+    TL_WGMMA_RS_ASM(128, 64, "bf16");
+  else if constexpr (N == 128)
+    TL_WGMMA_RS_ASM(128, 64, "f16");
+  else if constexpr (T == wgmma_type::bf16)
+    TL_WGMMA_RS_ASM(256, 128, "bf16");
+  else
+    TL_WGMMA_RS_ASM(256, 128, "f16");
+}
+#undef TL_WGMMA_RS_ASM
+
 
 } // namespace hw
 } // namespace tl

@@ -38,7 +38,7 @@ enum tl_emu_matrix_op {
   TL_EMU_MMA_M16N8K32_E5M2 = 13,  // the same with OCP e5m2 operands
 };
 
-#define TL_EMU_ABI_VERSION 7u
+#define TL_EMU_ABI_VERSION 8u
 struct tl_emu_abi {
   unsigned version;
   int (*thread_id)(void);
@@ -87,6 +87,12 @@ struct tl_emu_abi {
   /// access lies wholly past num_records. Misaligned or partly out-of-range
   /// accesses are reported, as for buffer_load_vec.
   void (*buffer_store_vec)(const struct tl_emu_rsrc *r, int off, int bytes, const void *in);
+
+  /// wgmma's register form: as wgmma, with A given as the four registers of
+  /// each lane of this lane's quad (quad[4 t + i]: register i of lane 4 (l / 4)
+  /// + t; tilec_hw_cuda.h wgmma_m64k16_rs), from which it takes its two rows.
+  void (*wgmma_rs)(int type, int n, int transB, const unsigned *quad, unsigned long long descB, float *d,
+                   int scaleD);
 };
 }
 
@@ -349,6 +355,18 @@ template <wgmma_type T, int N, bool BMnMajor>
 TL_INLINE void wgmma_m64k16(wgmma_frag<N / 2> &d, unsigned long long a, unsigned long long b, int scaleD) {
   static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16: N is 64, 128 or 256");
   emu->wgmma(T == wgmma_type::f16, N, BMnMajor, a, b, d.v, scaleD);
+}
+/// The register form: each lane gathers its quad's A registers (the rows it
+/// multiplies) through lane shuffles, then issues as above.
+template <wgmma_type T, int N, bool BMnMajor>
+TL_INLINE void wgmma_m64k16_rs(wgmma_frag<N / 2> &d, const unsigned (&a)[4], unsigned long long b, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16_rs: N is 64, 128 or 256");
+  const int quad = lane_id() & ~3;
+  unsigned regs[16];
+  for (int t = 0; t < 4; ++t)
+    for (int i = 0; i < 4; ++i)
+      regs[4 * t + i] = (unsigned)ds_bpermute((quad + t) * 4, (int)a[i]);
+  emu->wgmma_rs(T == wgmma_type::f16, N, BMnMajor, regs, b, d.v, scaleD);
 }
 
 } // namespace hw

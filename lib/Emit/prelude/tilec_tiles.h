@@ -1070,8 +1070,14 @@ template <> TL_INLINE float4_t Mma16x8x32<fp8e5m2>::mma(uint4_t a, uint2_t b, fl
 template <class In> inline constexpr bool gathers_operands<Mma16x8x32<In>> = true;
 #endif
 
-/// True for warpgroup atoms (wgmma): their operands stay in LDS.
+/// True for warpgroup atoms (wgmma): their B operand (and A, unless it is an
+/// accumulator read in registers: gemm_acc_a) stays in LDS.
 template <class Atom> inline constexpr bool is_warpgroup_atom = false;
+/// How many of a lane's accumulator elements hold distinct rows, element e
+/// lying in the row of element e % row_slots: all of them (MFMA, WMMA,
+/// mma.sync), or wgmma's first 4 (its layout repeats every 8 columns). A row
+/// vector (Rows) keeps one value per slot.
+template <class Atom> inline constexpr int row_slots = Atom::AccPerLane;
 
 #ifdef TL_HW_HAS_WGMMA
 // --- warpgroup matrix instructions (wgmma, sm_90a) ----------------------------------------
@@ -1093,21 +1099,24 @@ TL_INLINE unsigned long long matrix_descriptor(unsigned address, unsigned lbo, u
 /// 1024-byte boundary. Lds<T, R, C, S / sizeof(T), 16 / sizeof(T), 128 / S,
 /// S / 16> is that layout (index() XORs the chunk with (r / PerPhase) %
 /// MaxPhase, the same bits). K-major: k runs along a row of S bytes, 8-row
-/// groups SBO = 8 S apart (LBO unused). MN-major (B as K x N): n runs along a
-/// row, column blocks of S bytes (ColBlock) LBO = Rows * S apart, 8-row groups
-/// of k SBO = 8 S apart.
+/// groups SBO = 8 S apart (LBO unused); a k tile wider than S bytes is stored
+/// in column blocks of S bytes (ColBlock), and a k step reads within one.
+/// MN-major (B as K x N): n runs along a row, column blocks of S bytes
+/// (ColBlock) LBO = Rows * S apart, 8-row groups of k SBO = 8 S apart.
 template <class L> struct wgmma_layout {
   static constexpr int eb = (int)sizeof(typename L::elem), row_bytes = L::row_stride * eb;
   static constexpr unsigned mode = row_bytes == 128 ? 1 : row_bytes == 64 ? 2 : row_bytes == 32 ? 3 : 0;
   static constexpr bool swizzled = mode != 0 && L::vec * eb == 16 && L::max_phase * 16 == row_bytes &&
                                    L::per_phase * row_bytes == 128;
-  /// k along a row, the whole tile's k in one swizzle row.
-  static constexpr bool k_major = swizzled && L::col_block == 0 && L::cols == L::row_stride;
+  /// k along a row: the whole tile's k in one swizzle row, or in column blocks of one.
+  static constexpr bool k_major = swizzled && (L::col_block == L::row_stride || (L::col_block == 0 && L::cols == L::row_stride));
   /// n along a row, in column blocks of one swizzle row.
   static constexpr bool mn_major = swizzled && (L::col_block == L::row_stride || (L::col_block == 0 && L::cols == L::row_stride));
   /// The descriptor of the 8k x 16 operand at rows mn0.. (a multiple of 8), columns k0.. of a K-major tile.
   TL_INLINE static unsigned long long k_major_desc(const L &t, int mn0, int k0) {
-    return matrix_descriptor(hw::smem_address(t.base) + mn0 * row_bytes + k0 * eb, 16, 8 * row_bytes, mode);
+    return matrix_descriptor(hw::smem_address(t.base) + k0 / L::row_stride * L::rows * row_bytes + mn0 * row_bytes +
+                                 k0 % L::row_stride * eb,
+                             16, 8 * row_bytes, mode);
   }
   /// The descriptor of the 16 x 8n operand at rows k0.. (a multiple of 8), columns n0.. (a multiple of the block) of an MN-major tile.
   TL_INLINE static unsigned long long mn_major_desc(const L &t, int k0, int n0) {
@@ -1130,6 +1139,7 @@ template <class In, int N_> struct Wgmma64xNx16 {
   TL_INLINE static int d_col(int l, int r) { return 8 * (r / 4) + 2 * (l % 4) + r % 2; }
 };
 template <class In, int N> inline constexpr bool is_warpgroup_atom<Wgmma64xNx16<In, N>> = true;
+template <class In, int N> inline constexpr int row_slots<Wgmma64xNx16<In, N>> = 4;
 
 /// Issues C += A * B with wgmma from LDS tiles A (Rows x K, K-major) and B
 /// (K x Cols, MN-major, or Cols x K K-major when TransposeB), each warpgroup
@@ -1186,6 +1196,10 @@ template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE vo
 }
 #endif
 
+/// True for atoms whose accumulator rows each lie on one quad of lanes 4g..4g+3
+/// (two adjacent columns per lane): mma.sync and wgmma.
+template <class Atom> inline constexpr bool quad_rows = gathers_operands<Atom> || is_warpgroup_atom<Atom>;
+
 // --- register tiles in an accumulator layout ------------------------------------------
 /// A Rows x Cols f32 tile split over WM x WN waves; each wave holds a
 /// (Rows/WM) x (Cols/WN) block as TM x TN instruction tiles of Atom's D layout.
@@ -1193,7 +1207,7 @@ template <class Atom, int Rows, int Cols, int WM, int WN> struct Acc {
   using atom = Atom;
   static constexpr int rows = Rows, cols = Cols, wm = WM, wn = WN;
   static constexpr int WTM = Rows / WM, WTN = Cols / WN;
-  static constexpr int TM = WTM / Atom::M, TN = WTN / Atom::N, E = Atom::AccPerLane;
+  static constexpr int TM = WTM / Atom::M, TN = WTN / Atom::N, E = Atom::AccPerLane, RE = row_slots<Atom>;
   static_assert(TM * Atom::M * WM == Rows && TN * Atom::N * WN == Cols, "tile not divisible by the wave grid");
   typename Atom::acc_t v[TM][TN];
 
@@ -1206,21 +1220,23 @@ template <class Atom, int Rows, int Cols, int WM, int WN> struct Acc {
 };
 
 /// One value per row of an Acc tile, held by the lanes that own that row:
-/// element (tm, e) is row Acc::row(tm, e).
+/// element (tm, e) is row Acc::row(tm, e), for the tile's row slots e < RE.
 template <class A> struct Rows {
   using acc = A;
   static constexpr int rows = A::rows;
-  float v[A::TM][A::E];
+  float v[A::TM][A::RE];
 };
 
 /// True when row vectors of Acc tiles A and B put every row on the same lanes
-/// (same instruction, rows and wave grid; the column counts may differ), so
-/// that a row vector of one broadcasts over the other (attention: the row
-/// maxima of S = Q K^T rescale O).
+/// (same instruction, rows and wave grid; the column counts may differ; wgmma
+/// of any N, whose rows do not depend on N), so that a row vector of one
+/// broadcasts over the other (attention: the row maxima of S = Q K^T rescale O).
 template <class A, class B>
 inline constexpr bool same_rows = A::rows == B::rows && A::wm == B::wm && A::wn == B::wn &&
-                                  A::atom::M == B::atom::M && A::atom::N == B::atom::N &&
-                                  A::atom::Lanes == B::atom::Lanes && A::E == B::E;
+                                  A::atom::M == B::atom::M &&
+                                  (A::atom::N == B::atom::N ||
+                                   (is_warpgroup_atom<typename A::atom> && is_warpgroup_atom<typename B::atom>)) &&
+                                  A::atom::Lanes == B::atom::Lanes && A::RE == B::RE;
 
 template <class A> TL_INLINE void fill(A &t, float x) {
   TL_UNROLL
@@ -1235,7 +1251,7 @@ template <class A> TL_INLINE void fill(Rows<A> &t, float x) {
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e)
+    for (int e = 0; e < A::RE; ++e)
       t.v[i][e] = x;
 }
 
@@ -1254,7 +1270,7 @@ template <int Axis, class A> TL_INLINE void iota(Rows<A> &t, int offset) {
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e)
+    for (int e = 0; e < A::RE; ++e)
       t.v[i][e] = (float)(offset + A::row(i, e));
 }
 
@@ -1287,20 +1303,20 @@ template <class A, class B, class F> TL_INLINE void map(A &dst, const A &lhs, co
     for (int j = 0; j < A::TN; ++j)
       TL_UNROLL
       for (int e = 0; e < A::E; ++e)
-        dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][e]);
+        dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][e % B::RE]);
 }
 template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &src, F f) {
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e)
+    for (int e = 0; e < A::RE; ++e)
       dst.v[i][e] = f(src.v[i][e]);
 }
 template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &lhs, const Rows<A> &rhs, F f) {
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e)
+    for (int e = 0; e < A::RE; ++e)
       dst.v[i][e] = f(lhs.v[i][e], rhs.v[i][e]);
 }
 
@@ -1318,7 +1334,7 @@ TL_INLINE float shfl_xor(float x, int mask) {
 /// then ds_swizzle XOR 16 for 32-lane rows. Every lane combines the same
 /// operands (a + b == b + a), so all lanes of a row hold the identical value.
 template <class Atom, class Op> TL_INLINE float reduce_row_lanes(float x, Op op) {
-  if constexpr (gathers_operands<Atom>) {  // mma.sync: a row's columns are on lanes 4g..4g+3
+  if constexpr (quad_rows<Atom>) {  // mma.sync, wgmma: a row's columns are on lanes 4g..4g+3
     x = op(x, shfl_xor(x, 1));
     x = op(x, shfl_xor(x, 2));
   }
@@ -1347,28 +1363,33 @@ template <class Atom, class Op> TL_INLINE float reduce_row_lanes(float x, Op op)
 template <class B, class A, class Op>
 TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, float *scratch) {
   static_assert(same_rows<A, B>, "row vector of a tile whose rows live on other lanes");
-  float part[A::TM][A::E];
+  constexpr int RE = A::RE;
+  // A lane's elements of one row first: those of one row slot (wgmma's
+  // 8-column groups), then mma.sync's and wgmma's pairs e, e ^ 1, two columns
+  // of one row (MFMA and WMMA elements of one lane lie in distinct rows).
+  float part[A::TM][RE];
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e) {
+    for (int e = 0; e < RE; ++e) {
       float x = src.v[i][0][e];
+      for (int f = e + RE; f < A::E; f += RE)
+        x = op(x, src.v[i][0][f]);
       for (int j = 1; j < A::TN; ++j)
-        x = op(x, src.v[i][j][e]);
+        for (int f = e; f < A::E; f += RE)
+          x = op(x, src.v[i][j][f]);
       part[i][e] = x;
     }
-  // mma.sync's elements e and e ^ 1 are two columns of one row: combine them
-  // first (MFMA and WMMA elements of one lane lie in distinct rows).
-  if constexpr (gathers_operands<typename A::atom>)
+  if constexpr (quad_rows<typename A::atom>)
     TL_UNROLL
     for (int i = 0; i < A::TM; ++i)
       TL_UNROLL
-      for (int e = 0; e < A::E; e += 2)
+      for (int e = 0; e < RE; e += 2)
         part[i][e] = part[i][e + 1] = op(part[i][e], part[i][e + 1]);
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e)
+    for (int e = 0; e < RE; ++e)
       part[i][e] = reduce_row_lanes<typename A::atom>(part[i][e], op);
   if constexpr (A::wn > 1) {
     barrier();
@@ -1376,13 +1397,13 @@ TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, f
       TL_UNROLL
       for (int i = 0; i < A::TM; ++i)
         TL_UNROLL
-        for (int e = 0; e < A::E; ++e)
+        for (int e = 0; e < RE; ++e)
           hw::lds_write(scratch + A::row(i, e) * A::wn + A::wave_n(), part[i][e]);
     barrier();
     TL_UNROLL
     for (int i = 0; i < A::TM; ++i)
       TL_UNROLL
-      for (int e = 0; e < A::E; ++e) {
+      for (int e = 0; e < RE; ++e) {
         float x = hw::lds_read(scratch + A::row(i, e) * A::wn);
         for (int w = 1; w < A::wn; ++w)
           x = op(x, hw::lds_read(scratch + A::row(i, e) * A::wn + w));
@@ -1393,7 +1414,7 @@ TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, f
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e)
+    for (int e = 0; e < RE; ++e)
       dst.v[i][e] = accumulate ? op(dst.v[i][e], part[i][e]) : part[i][e];
 }
 
@@ -1565,6 +1586,56 @@ template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE vo
 template <int InFlight, class A> TL_INLINE void gemm_wait(A &c) { wgmma_retire<InFlight>(c); }
 #endif
 
+#ifdef TL_HW_HAS_WGMMA
+/// C += A * B with wgmma's register form, waited for before returning: A an
+/// accumulator tile of a wgmma (f32, rounded to B's element type as a copy into
+/// LDS would round it), B read from LDS as by wgmma_issue. Lane l's A
+/// registers for the k step at k0 are its accumulator elements q .. q + 7, q =
+/// k0 * E / N, of P's n-tile q / E, in pairs (tilec-select-matrix-instr keeps
+/// this form only where that holds: accumulatorHoldsOperandA).
+template <class Atom, bool TransposeB, class A, class P, class LB> TL_INLINE void wgmma_acc_a(A &c, const P &a, const LB &b) {
+  using T = typename LB::elem;
+  using WB = wgmma_layout<LB>;
+  constexpr int E = P::E, N = P::atom::N, KT = P::cols, Steps = KT / Atom::K;
+  static_assert(sizeof(T) == 2 && is_warpgroup_atom<typename P::atom> && P::rows == A::rows && P::wm == A::wm &&
+                    P::wn == 1 && A::wn == 1 && KT % Atom::K == 0,
+                "A's accumulator layout is wgmma's register-A layout of C's rows");
+  static_assert(TransposeB ? WB::k_major : WB::mn_major,
+                "wgmma: B's LDS layout is not a canonical swizzled layout (tilec-allocate-lds)");
+  unsigned w[Steps][A::TM][4];
+  TL_UNROLL
+  for (int s = 0; s < Steps; ++s)
+    TL_UNROLL
+    for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
+      for (int h = 0; h < 4; ++h) {
+        const int q = s * Atom::K * E / N + 2 * h, tn = q / E, e = q % E;
+        const unsigned lo = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][e]));
+        const unsigned hi = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][e + 1]));
+        w[s][i][h] = lo | hi << 16;
+      }
+  hw::fence_proxy_async();
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      hw::wgmma_fence_operand(c.v[i][j]);
+  hw::wgmma_fence();
+  TL_UNROLL
+  for (int s = 0; s < Steps; ++s)
+    TL_UNROLL
+    for (int i = 0; i < A::TM; ++i)
+      TL_UNROLL
+      for (int j = 0; j < A::TN; ++j) {
+        const int k0 = s * Atom::K, n0 = A::wave_n() * A::WTN + j * Atom::N;
+        const unsigned long long db = TransposeB ? WB::k_major_desc(b, n0, k0) : WB::mn_major_desc(b, k0, n0);
+        hw::wgmma_m64k16_rs<Atom::type, Atom::N, !TransposeB>(c.v[i][j], w[s][i], db, 1);
+      }
+  hw::wgmma_commit();
+  wgmma_retire<0>(c);
+}
+#endif
+
 #ifdef TL_HW_HAS_MMA_SYNC
 /// C += A * B with A an accumulator tile in registers (f32, rounded to B's
 /// element type as a copy into LDS would round it), for mma.sync: lane l's A
@@ -1573,8 +1644,8 @@ template <int InFlight, class A> TL_INLINE void gemm_wait(A &c) { wgmma_retire<I
 /// fragment). tilec-infer-layouts emits this only where that holds
 /// (accumulatorHoldsOperandA) and A and C split their rows alike over waves
 /// holding whole rows.
-template <class Atom, bool TransposeB, class Sched = Schedule<>, class A, class P, class LB>
-TL_INLINE void gemm_acc_a(A &c, const P &a, const LB &b) {
+template <class Atom, bool TransposeB, class A, class P, class LB>
+TL_INLINE void mma_acc_a(A &c, const P &a, const LB &b) {
   using T = typename LB::elem;
   constexpr int E = P::E, KT = P::cols;
   static_assert(gathers_operands<Atom> && sizeof(T) == 2, "registers feed mma.sync's 16-bit A operand");
@@ -1599,6 +1670,18 @@ TL_INLINE void gemm_acc_a(A &c, const P &a, const LB &b) {
     }
     mma_k_step<Atom, TransposeB>(c, af, b, k0, l);
   }
+}
+
+/// C += A * B with A an accumulator tile in registers: wgmma's register form
+/// (wgmma_acc_a) or mma.sync's A fragments (mma_acc_a).
+template <class Atom, bool TransposeB, class Sched = Schedule<>, class A, class P, class LB>
+TL_INLINE void gemm_acc_a(A &c, const P &a, const LB &b) {
+#ifdef TL_HW_HAS_WGMMA
+  if constexpr (is_warpgroup_atom<Atom>)
+    wgmma_acc_a<Atom, TransposeB>(c, a, b);
+  else
+#endif
+    mma_acc_a<Atom, TransposeB>(c, a, b);
 }
 #endif
 
@@ -1641,7 +1724,7 @@ template <class A, class G> TL_INLINE void store_tile(const Rows<A> &t, const G 
     TL_UNROLL
     for (int i = 0; i < A::TM; ++i)
       TL_UNROLL
-      for (int e = 0; e < A::E; ++e)
+      for (int e = 0; e < A::RE; ++e)
         g.store(r0 + A::row(i, e), c0, from_f32<T>(t.v[i][e]));
 }
 
@@ -1653,7 +1736,7 @@ template <class A, class G> TL_INLINE void scatter(const Rows<A> &v, const Rows<
     TL_UNROLL
     for (int i = 0; i < A::TM; ++i)
       TL_UNROLL
-      for (int e = 0; e < A::E; ++e) {
+      for (int e = 0; e < A::RE; ++e) {
         const int p = (int)pos.v[i][e];
         if (p >= 0 && p < g.rows)
           g.store(p, 0, from_f32<T>(v.v[i][e]));
@@ -1697,7 +1780,7 @@ template <class A, class G> TL_INLINE void load_acc(Rows<A> &t, const G &g, int 
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
-    for (int e = 0; e < A::E; ++e)
+    for (int e = 0; e < A::RE; ++e)
       t.v[i][e] = to_f32(g.load(r0 + A::row(i, e), c0));
 }
 /// Accumulator tile -> LDS tile of the swapped shape, transposed (dst[c][r] = src[r][c]).

@@ -70,16 +70,20 @@ TEST_P(LayoutTable, OperandsAndAccumulatorMatchTheCalculator) {
   // same lane layout (docs/hardware.md section 1), so they are checked against those.
   std::string table = std::regex_replace(mi.name, std::regex("bf8"), "fp8");
   const std::string base = std::string(TILEC_LAYOUT_DIR) + "/" + folderOf(GetParam().arch) + "/" + table;
-  // A warpgroup instruction's accumulator spans its waves' lanes; its A and B
-  // come from shared memory (no register layout, no table).
+  // A warpgroup instruction's accumulator spans its waves' lanes; its B comes
+  // from shared memory (no register layout, no table), its A too unless it
+  // has a register form (aRegsPerLane elements a lane).
   const int lanes = mi.waveSize * mi.waves;
   for (char which : {'A', 'B', 'D'}) {
-    if (which != 'D' && mi.operandsInSharedMemory())
+    if (mi.operandsInSharedMemory() && (which == 'B' || (which == 'A' && mi.aRegsPerLane == 0)))
       continue;
     auto rows = readTable(base + "." + which + ".csv");
     ASSERT_EQ(static_cast<int>(rows.size()), lanes) << "missing or short table " << base << "." << which << ".csv";
     for (int l = 0; l < lanes; ++l) {
-      ASSERT_EQ(static_cast<int>(rows[l].size()), which == 'D' ? mi.accPerLane : mi.operandElems(which == 'B'))
+      const int elems = which == 'D'                   ? mi.accPerLane
+                        : mi.operandsInSharedMemory() ? mi.aRegsPerLane
+                                                      : mi.operandElems(which == 'B');
+      ASSERT_EQ(static_cast<int>(rows[l].size()), elems)
           << which << " lane " << l;
       for (int r = 0; r < static_cast<int>(rows[l].size()); ++r) {
         auto [i, j] = indices(rows[l][r]);
@@ -98,6 +102,31 @@ TEST_P(LayoutTable, OperandsAndAccumulatorMatchTheCalculator) {
       }
     }
   }
+}
+
+// Which accumulators a gemm reads as its A operand in registers (attention's
+// P): mma.m16n8k16 after itself (two m16n8 accumulators are one A fragment),
+// wgmma's register form after any wgmma of the same type and rows (its A
+// fragment is the accumulator layout of 16 columns); not across the two
+// families, whose lanes split rows differently, nor on AMD, whose
+// accumulators are transposed to their operands.
+TEST(AccumulatorAsOperandA, FollowsTheLaneLayouts) {
+  const TargetInfo &nv = *lookupTarget("sm_90a");
+  const MatrixInstr *mma = nv.findInstr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+  const MatrixInstr *wg64 = nv.findInstr("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16");
+  const MatrixInstr *wg128 = nv.findInstr("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
+  const MatrixInstr *wg256 = nv.findInstr("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
+  ASSERT_TRUE(mma && wg64 && wg128 && wg256);
+  EXPECT_TRUE(accumulatorHoldsOperandA(*mma, *mma));
+  for (const MatrixInstr *acc : {wg64, wg128, wg256})
+    for (const MatrixInstr *use : {wg64, wg128, wg256})
+      EXPECT_TRUE(accumulatorHoldsOperandA(*acc, *use)) << acc->name << " -> " << use->name;
+  EXPECT_FALSE(accumulatorHoldsOperandA(*mma, *wg128));
+  EXPECT_FALSE(accumulatorHoldsOperandA(*wg64, *mma));
+  for (const char *arch : {"gfx942", "gfx90a", "gfx1151"})
+    for (const MatrixInstr &acc : lookupTarget(arch)->matrixInstrs)
+      for (const MatrixInstr &use : lookupTarget(arch)->matrixInstrs)
+        EXPECT_FALSE(accumulatorHoldsOperandA(acc, use)) << arch << " " << acc.name << " -> " << use.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(VendorTables, LayoutTable, ::testing::ValuesIn(allInstrs()),
