@@ -81,8 +81,8 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   // The last chunk (the whole row where hidden <= chunk) stays in registers
   // for the second pass, so X is read once there; W's chunk is loaded before
   // the reduction so that its latency overlaps X's.
-  sumSquares(lastCol);
   kb.load(W, {0, lastCol}, w);
+  sumSquares(lastCol);
   kb.scale(ss, ss, invH);
   kb.addScalar(ss, ss, eps);
   kb.rsqrt(ss, ss);
