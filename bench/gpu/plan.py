@@ -213,7 +213,16 @@ NORM_SHAPES = [(4096, 4096), (16, 8192), (333, 5120)]
 NORM_EPS = 1e-6
 # Tokens per workgroup, columns per step, warps: 4 tokens of 4 warps (one
 # each), and one token over 4 warps (short token counts: more workgroups).
-NORM_CONFIGS = [{"rows": 4, "chunk": 512, "waves": 4}, {"rows": 1, "chunk": 1024, "waves": 4}]
+# The kernels keep their last chunk in registers: where the row fits one chunk
+# (hidden <= chunk) X is read once, and the chunk sets the 16-byte loads each
+# thread has in flight before its first reduction (chunk / (8 * 32 * warps
+# along the row)): 4 for r1_c4096_w4, r2_c4096_w8, r4_c1024_w4 and
+# r1_c8192_w8, 2 for r1_c4096_w8, against 2 for r4_c512_w4 and 1 for
+# r1_c1024_w4.
+NORM_CONFIGS = [{"rows": 4, "chunk": 512, "waves": 4}, {"rows": 1, "chunk": 1024, "waves": 4},
+                {"rows": 1, "chunk": 4096, "waves": 4}, {"rows": 1, "chunk": 4096, "waves": 8},
+                {"rows": 2, "chunk": 4096, "waves": 8}, {"rows": 4, "chunk": 1024, "waves": 4},
+                {"rows": 1, "chunk": 8192, "waves": 8}]
 
 
 def norm_config_label(cfg):
@@ -231,6 +240,7 @@ def _norm_params(hidden, cfg):
 
 # ---- silu_and_mul (kernels/elementwise): out = silu(X[:, :I]) * X[:, I:], bf16 ------------------
 SILU_SHAPES = [(4096, 14336), (16, 14336), (333, 11008)]   # (tokens, intermediate)
+SILU_CONFIGS = [{"rows": 4, "chunk": 512, "waves": 4}, {"rows": 1, "chunk": 1024, "waves": 4}]
 
 
 def silu_key(intermediate, cfg):
@@ -244,6 +254,16 @@ def _silu_params(intermediate, cfg):
 
 # ---- softmax (kernels/elementwise): rows of X [rows, cols] bf16, online over chunks ----------------
 SOFTMAX_SHAPES = [(4096, 4096), (16, 32768), (333, 5000)]   # (rows, cols)
+# Rows per workgroup, columns per step, warps (the labels say rows as r). A
+# few long rows (16 x 32768) leave most SMs idle whatever the blocking: there
+# each pass over a row is one dependent round trip per chunk, so the large
+# chunks over 16 warps (2 chunks of 16384: 4 16-byte loads per thread, 32 KiB
+# per workgroup in flight) take 3 round trips where r1_c1024_w4 takes 64.
+# Rows that fit one chunk (5000 in 8192, 4096 in 4096) are read once.
+SOFTMAX_CONFIGS = [{"rows": 4, "chunk": 512, "waves": 4}, {"rows": 1, "chunk": 1024, "waves": 4},
+                   {"rows": 1, "chunk": 4096, "waves": 4}, {"rows": 1, "chunk": 4096, "waves": 8},
+                   {"rows": 1, "chunk": 8192, "waves": 8}, {"rows": 1, "chunk": 8192, "waves": 16},
+                   {"rows": 1, "chunk": 16384, "waves": 16}]
 
 
 def softmax_key(cols, cfg):
@@ -318,10 +338,10 @@ def compile_jobs():
         for i, cfg in enumerate(NORM_CONFIGS):
             add(norm_key(hidden, cfg), "rms_norm", _norm_params(hidden, cfg), i == 0)
     for (_, inter) in SILU_SHAPES:
-        for i, cfg in enumerate(NORM_CONFIGS):
+        for i, cfg in enumerate(SILU_CONFIGS):
             add(silu_key(inter, cfg), "silu_and_mul", _silu_params(inter, cfg), i == 0)
     for (_, cols) in SOFTMAX_SHAPES:
-        for i, cfg in enumerate(NORM_CONFIGS):
+        for i, cfg in enumerate(SOFTMAX_CONFIGS):
             add(softmax_key(cols, cfg), "softmax", _softmax_params(cols, cfg), i == 0)
     for i, cfg in enumerate(ROPE_CONFIGS):
         add(rope_key(cfg), "rope", _rope_params(cfg), i == 0)

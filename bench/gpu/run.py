@@ -308,7 +308,7 @@ class SiluAndMul(Case):
         self.T, self.I = tokens, intermediate
         self.tensors = {"X": ((tokens, 2 * intermediate), "bf16"), "out": ((tokens, intermediate), "bf16")}
         self.work = {"bytes": 2.0 * 3 * tokens * intermediate}   # X read, out written
-        for cfg in plan.NORM_CONFIGS:
+        for cfg in plan.SILU_CONFIGS:
             self.variant(plan.norm_config_label(cfg), [(plan.silu_key(intermediate, cfg), ["X", "out"])])
 
 
@@ -321,7 +321,7 @@ class Softmax(Case):
         self.R, self.C = rows, cols
         self.tensors = {"X": ((rows, cols), "bf16"), "Y": ((rows, cols), "bf16")}
         self.work = {"bytes": 2.0 * 2 * rows * cols}   # X read once, Y written
-        for cfg in plan.NORM_CONFIGS:
+        for cfg in plan.SOFTMAX_CONFIGS:
             self.variant(plan.norm_config_label(cfg), [(plan.softmax_key(cols, cfg), ["X", "Y"])])
 
 

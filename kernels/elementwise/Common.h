@@ -57,7 +57,7 @@ inline double roundTo(DType t, double v) {
 /// workgroup, in steps of `chunk` columns, with `waves` wavefronts.
 inline std::vector<KernelParam> blockingParams(const std::string &rowsParam, const std::string &rowsWhat) {
   return {{rowsParam, "4", rowsWhat + " per workgroup, 1..64", ParamSpec::integer(1, 64)},
-          {"chunk", "512", "columns per step: 32..4096, a power of two", ParamSpec::integer(32, 4096)},
+          {"chunk", "512", "columns per step: 32..16384, a power of two", ParamSpec::integer(32, 16384)},
           {"waves", "4", "wavefronts per workgroup", ParamSpec::integer(1, 16)}};
 }
 

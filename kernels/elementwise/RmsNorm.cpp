@@ -51,34 +51,48 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   Tile w = kb.regTile("w", {1, c.chunk}, c.dtype);
   Tile y = kb.regTile("y", {c.rows, c.chunk}, DType::f32);
   Tile ss = kb.regTile("ss", {c.rows, 1}, DType::f32);  // sum of squares, then 1 / rms
-  kb.fill(ss, 0.0);
-  kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) {
-    Index col = ci * c.chunk;
+  std::optional<Tile> r;
+  if (c.residual)
+    r = kb.regTile("r", {c.rows, c.chunk}, c.dtype);
+  // X's chunk at `col` into x (with the residual: S = X + R, stored to R
+  // and normalised as stored, rounded to dtype), its squares summed into ss.
+  auto sumSquares = [&](Index col) {
     kb.load(X, {r0, col}, x);
     if (c.residual) {
-      // S = X + R, stored to R and normalised as stored (rounded to dtype).
-      Tile r = kb.regTile("r", {c.rows, c.chunk}, c.dtype);
-      kb.load(R, {r0, col}, r);
-      kb.add(y, x, r);
+      kb.load(R, {r0, col}, *r);
+      kb.add(y, x, *r);
       kb.convert(x, y);
       kb.store(x, R, {r0, col});
     }
     kb.mul(y, x, x);
     kb.reduce(ReduceKind::sum, y, ss, {.axis = 1, .accumulate = true});
-  });
-  kb.scale(ss, ss, invH);
-  kb.addScalar(ss, ss, eps);
-  kb.rsqrt(ss, ss);
-  kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) {
-    Index col = ci * c.chunk;
-    // Each thread reads back the sums it wrote itself (same layout): no barrier.
-    kb.load(c.residual ? R : X, {r0, col}, x);
-    kb.load(W, {0, col}, w);
+  };
+  // Y's chunk at `col` from x and w.
+  auto normalise = [&](Index col) {
     kb.mul(y, x, ss);
     kb.mul(y, y, w);
     if (invScale)
       kb.scale(y, y, *invScale);  // the store rounds to fp8 and saturates
     kb.store(y, Y, {r0, col});
+  };
+  kb.fill(ss, 0.0);
+  Index last = chunks - 1, lastCol = last * c.chunk;
+  kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
+  // The last chunk (the whole row where hidden <= chunk) stays in registers
+  // for the second pass, so X is read once there; W's chunk is loaded before
+  // the reduction so that its latency overlaps X's.
+  kb.load(W, {0, lastCol}, w);
+  sumSquares(lastCol);
+  kb.scale(ss, ss, invH);
+  kb.addScalar(ss, ss, eps);
+  kb.rsqrt(ss, ss);
+  normalise(lastCol);
+  kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
+    Index col = ci * c.chunk;
+    // Each thread reads back the sums it wrote itself (same layout): no barrier.
+    kb.load(c.residual ? R : X, {r0, col}, x);
+    kb.load(W, {0, col}, w);
+    normalise(col);
   });
   Kernel k = kb.finish();
   if (!k.ok())

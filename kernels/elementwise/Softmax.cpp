@@ -38,10 +38,9 @@ Result<Kernel> buildSoftmax(const SoftmaxConfig &c) {
   Tile s = kb.regTile("s", {c.rows, c.chunk}, DType::f32);
   Tile m = kb.regTile("m", {c.rows, 1}, DType::f32), mc = kb.regTile("m_chunk", {c.rows, 1}, DType::f32);
   Tile l = kb.regTile("l", {c.rows, 1}, DType::f32), a = kb.regTile("alpha", {c.rows, 1}, DType::f32);
-  kb.fill(m, -INFINITY);
-  kb.fill(l, 0.0);
-  kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) {
-    Index col = ci * c.chunk;
+  // The chunk at `col`: s = 2^(x log2(e) - m_chunk), the running maximum m and
+  // sum l updated (online softmax).
+  auto onlineStep = [&](Index col) {
     kb.load(X, {r0, col}, x);
     kb.scale(s, x, kLog2e);
     kb.mask(s, 0, col, cols);  // columns past the row's end: -inf
@@ -52,9 +51,18 @@ Result<Kernel> buildSoftmax(const SoftmaxConfig &c) {
     kb.subExp2(s, s, mc);
     kb.reduce(ReduceKind::sum, s, l, {.axis = 1, .accumulate = true});
     kb.convert(m, mc);
-  });
+  };
+  kb.fill(m, -INFINITY);
+  kb.fill(l, 0.0);
+  Index last = chunks - 1, lastCol = last * c.chunk;
+  kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { onlineStep(ci * c.chunk); });
+  onlineStep(lastCol);
   kb.recip(l, l);
-  kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) {
+  // The last chunk (the whole row where cols <= chunk) is still in s, as
+  // 2^(x log2(e) - m) with m final: X is read once there.
+  kb.mul(s, s, l);
+  kb.store(s, Y, {r0, lastCol});
+  kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
     Index col = ci * c.chunk;
     kb.load(X, {r0, col}, x);
     kb.scale(s, x, kLog2e);

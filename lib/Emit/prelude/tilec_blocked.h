@@ -266,10 +266,21 @@ TL_INLINE void store_tile(const Blocked<R, C, P> &t, const G &g, int r0, int c0)
         if (!(B::owns_row(i) && B::owns_col(k, 0)))
           continue;
         raw_t<bytes> run;
-        TL_UNROLL
-        for (int e = 0; e < B::V; ++e) {
-          const T x = from_f32<T>(t.v[i][k][e]);
-          __builtin_memcpy((char *)&run + e * eb, &x, eb);
+        if constexpr (eb == 1) {
+          // Bytes packed into words with shifts: byte-wise copies into the
+          // vector-typed run can defeat scalar replacement and leave it in
+          // scratch (the fp8 conversions' branches between them).
+          unsigned words[bytes / 4] = {};
+          TL_UNROLL
+          for (int e = 0; e < B::V; ++e)
+            words[e / 4] |= unsigned(__builtin_bit_cast(unsigned char, from_f32<T>(t.v[i][k][e]))) << (8 * (e % 4));
+          __builtin_memcpy(&run, words, bytes);
+        } else {
+          TL_UNROLL
+          for (int e = 0; e < B::V; ++e) {
+            const T x = from_f32<T>(t.v[i][k][e]);
+            __builtin_memcpy((char *)&run + e * eb, &x, eb);
+          }
         }
         const int off = g.store_offset(r0 + B::row(i), c0 + B::col(k, 0));
         if constexpr (bytes == 16)

@@ -28,6 +28,11 @@ const runcheck::Case kCases[] = {
     {"t33_h1000_bf16_fp8", {{"tokens", "33"}, {"hidden", "1000"}, {"dtype", "bf16"}, {"fp8_out", "1"}}},
     {"t5_h264_f32_residual_fp8",
      {{"tokens", "5"}, {"hidden", "264"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"}, {"scale", "0.01"}}},
+    // The whole row in one chunk (read once, kept in registers), rows over
+    // waves and along them.
+    {"t3_h4000_bf16_residual_one_chunk",
+     {{"tokens", "3"}, {"hidden", "4000"}, {"dtype", "bf16"}, {"residual", "1"}, {"rows", "2"}, {"chunk", "4096"},
+      {"waves", "8"}}},
 };
 
 class RmsNormVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
@@ -106,6 +111,9 @@ const runcheck::Case kSoftmaxCases[] = {
     {"r1_c1000_bf16", {{"rows", "1"}, {"cols", "1000"}, {"dtype", "bf16"}}},
     {"r333_c264_bf16", {{"rows", "333"}, {"cols", "264"}, {"dtype", "bf16"}, {"chunk", "128"}}},
     {"r5_c77_f32", {{"rows", "5"}, {"cols", "77"}, {"dtype", "f32"}, {"block_rows", "2"}, {"chunk", "32"}}},
+    // The largest chunk, over 16 waves: a row of 9000 in one chunk (read once).
+    {"r3_c9000_bf16_one_chunk",
+     {{"rows", "3"}, {"cols", "9000"}, {"dtype", "bf16"}, {"block_rows", "1"}, {"chunk", "16384"}, {"waves", "16"}}},
 };
 
 class SoftmaxVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
