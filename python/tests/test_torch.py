@@ -110,6 +110,12 @@ class FakeTest(unittest.TestCase):
         q, k, v, cu_q, cu_k, mq, mk = attention_inputs(kv_heads=3)
         with self.assertRaisesRegex(ValueError, r"kv heads \(3\) must divide the query heads \(8\)"):
             torch.ops.tilec.attention(q, k, v, cu_q, cu_k, mq, mk)
+        # DeepSeek's prefill: Q and K of head size 192, V (and so O) of 128.
+        q, k, _v, cu_q, cu_k, mq, mk = attention_inputs(head_dim=192)
+        out, _lse = torch.ops.tilec.attention(q, k, meta(14, 2, 128), cu_q, cu_k, mq, mk)
+        self.assertEqual(tuple(out.shape), (14, 8, 128))
+        with self.assertRaisesRegex(ValueError, r"k \(14, 2, 192\) and v \(13, 2, 128\) differ in tokens or heads"):
+            torch.ops.tilec.attention(q, k, meta(13, 2, 128), cu_q, cu_k, mq, mk)
 
     def test_paged_decode(self):
         # vLLM: 4 sequences, one new token each; cache [blocks, block_size, kv_heads, D].

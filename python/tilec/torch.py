@@ -238,7 +238,7 @@ def _attention_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k):
     _require(op, q.dim() == 3 and k.dim() == 3 and v.dim() == 3,
              "q, k and v must be [tokens, heads, head_dim], got %s, %s, %s"
              % (tuple(q.shape), tuple(k.shape), tuple(v.shape)))
-    _require(op, k.shape == v.shape, "k %s and v %s differ" % (tuple(k.shape), tuple(v.shape)))
+    _require(op, k.shape[:2] == v.shape[:2], "k %s and v %s differ in tokens or heads" % (tuple(k.shape), tuple(v.shape)))
     heads, kv_heads, head_dim = q.shape[1], k.shape[1], q.shape[2]
     _require(op, k.shape[2] == head_dim, "q's head_dim %d, k's %d" % (head_dim, k.shape[2]))
     _require(op, kv_heads > 0 and heads % kv_heads == 0,
@@ -248,7 +248,7 @@ def _attention_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k):
              % (tuple(cu_seqlens_q.shape), tuple(cu_seqlens_k.shape)))
     for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
         _require(op, t.dtype == torch.int32, "%s is %s; it must be torch.int32" % (name, t.dtype))
-    return heads, kv_heads, head_dim
+    return heads, kv_heads, head_dim, v.shape[2]
 
 
 @torch.library.custom_op("tilec::attention", mutates_args=())
@@ -256,29 +256,31 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: t
               cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int,
               softmax_scale: Optional[float] = None, causal: bool = False,
               window: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
-    heads, kv_heads, head_dim = _attention_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k)
+    heads, kv_heads, head_dim, head_dim_v = _attention_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k)
     dtype = _dtype("attention", "q", q)
     _require("attention", k.dtype == q.dtype and v.dtype == q.dtype, "q, k and v must have one dtype")
     _require_contiguous("attention", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     device = _require_gpu("attention", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     _require("attention", max_seqlen_q >= 0 and max_seqlen_k >= 0 and window >= 0,
              "max_seqlen_q, max_seqlen_k and window must be >= 0")
-    out = torch.empty_like(q)
+    out = q.new_empty((q.shape[0], heads, head_dim_v))
     lse = torch.empty((q.shape[0], heads), dtype=torch.float32, device=device)
     scale = 1.0 / math.sqrt(head_dim) if softmax_scale is None else float(softmax_scale)
+    # V's head size only when it differs (DeepSeek's prefill: 192 for Q and K, 128 for V).
+    value_dim = {} if head_dim_v == head_dim else {"head_dim_v": head_dim_v}
     kernel = _kernel("attention", device, dtype=dtype, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
-                     causal=causal, window=window)
+                     causal=causal, window=window, **value_dim)
     total_q, total_k = q.shape[0], k.shape[0]
     kernel.launch(q.view(total_q, heads * head_dim), k.view(total_k, kv_heads * head_dim),
-                  v.view(total_k, kv_heads * head_dim), out.view(total_q, heads * head_dim), lse,
+                  v.view(total_k, kv_heads * head_dim_v), out.view(total_q, heads * head_dim_v), lse,
                   cu_seqlens_q, cu_seqlens_k, scale, max_seqlen_q, cu_seqlens_q.shape[0] - 1)
     return out, lse
 
 
 @attention.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=None, causal=False, window=0):
-    heads, _kv_heads, _head_dim = _attention_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k)
-    return torch.empty_like(q), q.new_empty((q.shape[0], heads), dtype=torch.float32)
+    heads, _kv_heads, _head_dim, head_dim_v = _attention_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k)
+    return q.new_empty((q.shape[0], heads, head_dim_v)), q.new_empty((q.shape[0], heads), dtype=torch.float32)
 
 
 # --- paged decode -----------------------------------------------------------
