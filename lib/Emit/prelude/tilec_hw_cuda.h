@@ -1,7 +1,7 @@
 // tilec hardware layer for NVIDIA GPUs (sm_90a; compiled by clang 19 as CUDA
 // device code, then to a cubin by the CUDA toolkit's nvJitLink): the few
-// operations the tile primitives (tilec_tiles.h) need, as NVPTX builtins and
-// PTX. The AMD layer (tilec_hw_amdgcn.h) and the CPU emulator's layer
+// operations the tile primitives (tilec_scalars.h and the headers after it
+// in lib/Emit/CMakeLists.txt) need, as NVPTX builtins and PTX. The AMD layer (tilec_hw_amdgcn.h) and the CPU emulator's layer
 // (tilec_hw_emu.h) provide the same operations, so kernel text and tile
 // primitives are shared (docs/hardware.md, "NVIDIA Hopper").
 #pragma once
@@ -18,7 +18,7 @@
 /// A kernel's LDS: dynamic shared memory, sized at launch (a block may use
 /// more than the 48 KiB that static shared arrays are limited to).
 /// 1024-byte aligned: wgmma's swizzled operand layouts repeat every 1024 bytes
-/// of the shared window (tilec_tiles.h, wgmma_layout).
+/// of the shared window (tilec_atoms.h, wgmma_layout).
 #define TL_LDS(name, bytes) extern __shared__ __attribute__((aligned(1024))) unsigned char name[]
 
 namespace tl {
@@ -74,7 +74,7 @@ TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { bounded_store(v,
 TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { bounded_store(v, r, off); }
 /// Bytes [s, s + 4) of the 8 bytes hi:lo (s in 0..3): a funnel shift
 /// (shf.r), how a row that is not 4-byte aligned is realigned after aligned
-/// loads (Global::load_unaligned in tilec_tiles.h).
+/// loads (Global::load_unaligned in tilec_global.h).
 TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) {
   unsigned d;
   asm("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(lo), "r"(hi), "r"(8 * s));
@@ -136,7 +136,7 @@ template <bool Trans> TL_INLINE uint4_t ldmatrix_x4(const void *row) {
   return r;
 }
 
-// --- floating-point arithmetic the prelude's math is built from (tilec_tiles.h) ----
+// --- floating-point arithmetic the prelude's math is built from (tilec_scalars.h) ---
 // The multi-function unit's approximations, flushing subnormals as AMD's
 // v_exp_f32 / v_log_f32 / v_rcp_f32 do (docs/hardware.md section 9):
 // ex2.approx.ftz.f32 and lg2.approx.ftz.f32 (relative error about 2^-22 by
@@ -220,7 +220,7 @@ TL_INLINE float4_t mma_m16n8k32_e5m2(uint4_t a, uint2_t b, float4_t c) {
 // Level Matrix Multiply-Accumulate") -------------------------------------------------
 // The 4 warps of a warpgroup issue wgmma.mma_async together: D (64 x N, f32, in
 // the warpgroup's registers) += A (64 x 16) * B (16 x N), A and B read from
-// shared memory through 64-bit matrix descriptors (tilec_tiles.h builds them).
+// shared memory through 64-bit matrix descriptors (tilec_atoms.h builds them).
 // The instruction runs asynchronously: wgmma_fence orders earlier register
 // accesses of the accumulators before it, wgmma_commit closes a group of them,
 // wgmma_wait<N> waits until at most N groups are in flight; until then the

@@ -1,5 +1,5 @@
 // The OCP fp8 formats on the NVIDIA target (docs/hardware.md section 8 and
-// "NVIDIA Hopper"): the device prelude's conversions (tilec_tiles.h,
+// "NVIDIA Hopper"): the device prelude's conversions (tilec_scalars.h,
 // OcpFp8) against the host codec (lib/Target/Float8.h, itself checked
 // against the OCP specification by tests/unit/target/Float8Test.cpp) for
 // every code, every tie between neighbouring codes and the f32 values either

@@ -1,6 +1,6 @@
 // The emulator's model of NVIDIA's warpgroup matrix instruction
 // wgmma.mma_async (sm_90a; lib/Emu/Wgmma.h, tilec_hw_emu.h): kernels lay A
-// and B out in LDS with tilec_tiles.h's Lds::index (an XOR of the 16-byte
+// and B out in LDS with tilec_lds.h's Lds::index (an XOR of the 16-byte
 // chunk index with the row, written independently of the emulator's
 // descriptor decoding, which XORs address bits), describe them with
 // matrix descriptors and multiply with tl::gemm's wgmma path. Results are
@@ -57,7 +57,7 @@ std::string caseName(const Case &c) {
 }
 
 /// C[M x N] = A[M x K] * B (global K x N, or N x K when bKMajor) through LDS
-/// tiles in the canonical swizzled layouts (tilec_tiles.h wgmma_layout) and
+/// tiles in the canonical swizzled layouts (tilec_atoms.h wgmma_layout) and
 /// tl::gemm; K = the swizzle row in elements.
 std::string gemmKernel(const Case &c) {
   const int k = c.swizzleBytes / 2, m = 64 * c.warpgroups, perPhase = 128 / c.swizzleBytes,
