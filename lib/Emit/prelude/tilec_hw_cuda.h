@@ -172,49 +172,37 @@ TL_INLINE float rsq(float x) {
 }
 TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
-// --- matrix instructions (PTX ISA, mma.m16n8k16 fragments) ---------------------------------
-// A: four 32-bit registers of two elements each, B: two, C/D: four f32. Not
-// volatile: the instruction has no side effects, so ptxas may schedule it.
+// --- matrix instructions (PTX ISA, mma.m16n8k16 and m16n8k32 fragments) -------------------
+// A: four 32-bit registers (two 16-bit or four 8-bit elements each), B: two,
+// C/D: four f32. Not volatile: the instruction has no side effects, so ptxas
+// may schedule it. TL_MMA_SYNC_OPERANDS completes `asm("<instruction> "` with
+// the operand lists, the same for every shape and type here.
+#define TL_MMA_SYNC_OPERANDS                                                                                       \
+  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"                                                     \
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                                                            \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])
 TL_INLINE float4_t mma_m16n8k16_bf16(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%10,%11,%12,%13};"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
-                 "f"(c[2]), "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
 TL_INLINE float4_t mma_m16n8k16_f16(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%10,%11,%12,%13};"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
-                 "f"(c[2]), "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
-
-// --- fp8 matrix instructions (PTX ISA, mma.m16n8k32 fragments for .e4m3/.e5m2) --------------
-// A: four 32-bit registers of four 8-bit elements each, B: two, C/D: four f32
-// (sm_89 and later; OCP formats, docs/hardware.md section 8).
+// fp8 (sm_89 and later; OCP formats, docs/hardware.md section 8): m16n8k32.
 TL_INLINE float4_t mma_m16n8k32_e4m3(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%12,%13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
-        "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
 TL_INLINE float4_t mma_m16n8k32_e5m2(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%12,%13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
-        "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
+#undef TL_MMA_SYNC_OPERANDS
 
 // --- warpgroup matrix instructions (wgmma, sm_90a; PTX ISA "Asynchronous Warpgroup
 // Level Matrix Multiply-Accumulate") -------------------------------------------------
