@@ -1,4 +1,4 @@
-// Error bounds of the device prelude's math (lib/Emit/prelude/tilec_tiles.h,
+// Error bounds of the device prelude's math (lib/Emit/prelude/tilec_scalars.h,
 // "math"), for the tolerances of the references: relative, in units of
 // u = 2^-24 (one f32 rounding), to first order. They hold on every target:
 // the GPU's v_exp_f32, v_log_f32 and v_rcp_f32 are within 1 ulp, a relative

@@ -42,13 +42,21 @@ struct ParamSpec {
   std::string check(const std::string &value) const;
 };
 
+/// What a parameter is to the autotuner (kernels/Tuning.h). Code: it shapes
+/// the compiled code, so the tuning cache's key holds its value. Problem: it
+/// only describes the problem (a run-time size, a scale passed as a kernel
+/// argument); the key holds the sizes' shape class instead. Tuning: the tuner
+/// searches it (the kernel's space in lib/Tune names the same parameters).
+enum class ParamRole { Code, Problem, Tuning };
+
 /// One `-p name=value` parameter of a shipped kernel, declared once: its
-/// name, default, help and the values it takes.
+/// name, default, help, the values it takes and its role for the tuner.
 struct KernelParam {
   std::string name;
   std::string defaultValue;
   std::string help;
   ParamSpec spec;
+  ParamRole role = ParamRole::Code;
 };
 
 using KernelParams = std::map<std::string, std::string>;

@@ -7,15 +7,13 @@ namespace tilec::kernels {
 
 namespace {
 
-/// Parameters that describe the problem, not the code: left out of the cache
-/// key's fixed parameters (M, N, K go in as the shape class).
-bool isProblemOnlyParam(const std::string &name) {
-  return name == "M" || name == "N" || name == "K" || name == "scale_a" || name == "scale_b";
-}
-
-bool isTuningParam(const std::string &name) {
-  const std::vector<std::string> &t = tune::gemmTuningParams();
-  return std::find(t.begin(), t.end(), name) != t.end();
+/// The role of `kernel`'s parameter `name` (Code for an unknown name, which
+/// the kernel's reader then rejects).
+ParamRole roleOf(const KernelInfo &kernel, const std::string &name) {
+  for (const KernelParam &kp : kernel.params)
+    if (kp.name == name)
+      return kp.role;
+  return ParamRole::Code;
 }
 
 } // namespace
@@ -24,7 +22,8 @@ Result<tune::TunableGemm> tunableGemm(const KernelInfo &kernel, const KernelPara
   if (kernel.name != "gemm")
     return Error{"tilec: error: kernel '" + kernel.name + "' has no tuning space (tunable kernels: gemm)"};
   // The problem and the fixed parameters, validated by the kernel's own reader.
-  if (std::any_of(params.begin(), params.end(), [](const auto &kv) { return isTuningParam(kv.first); }))
+  if (std::any_of(params.begin(), params.end(),
+                  [&](const auto &kv) { return roleOf(kernel, kv.first) == ParamRole::Tuning; }))
     if (Result<Kernel> k = kernel.build(params); !k)  // validates the pinned values
       return Error{k.error()};
   Result<Problem> prob = kernel.problem(params);
@@ -43,14 +42,14 @@ Result<tune::TunableGemm> tunableGemm(const KernelInfo &kernel, const KernelPara
   for (const KernelParam &kp : kernel.params) {
     auto given = params.find(kp.name);
     const std::string &value = given != params.end() ? given->second : kp.defaultValue;
-    if (isTuningParam(kp.name)) {
+    if (kp.role == ParamRole::Tuning) {
       if (given != params.end())
         g.pinned[kp.name] = std::strtoll(value.c_str(), nullptr, 10);
       continue;
     }
     if (given != params.end())
       fixed[kp.name] = value;
-    if (!isProblemOnlyParam(kp.name))  // ... and those that shape the code, defaults included
+    if (kp.role == ParamRole::Code)  // ... and those that shape the code, defaults included
       g.codeKey += (g.codeKey.empty() ? "" : ";") + kp.name + "=" + value;
   }
   g.build = [build = kernel.build, fixed](const tune::GemmTile &tile) {

@@ -1,6 +1,7 @@
 // Attention in the tilec DSL: FlashAttention-2 style forward (prefill) over a
 // packed, variable-length batch (kernels/attention/Forward.cpp), its backward
-// (Backward.cpp), decode over a paged KV cache (PagedDecode.cpp) and the
+// (Backward.cpp), decode over a paged KV cache (PagedDecode.cpp), split-KV
+// decoding's combine kernel, shared with mla_decode (SplitKv.cpp), and the
 // double-precision reference they share (Reference.cpp).
 #pragma once
 
@@ -141,6 +142,18 @@ KernelInfo pagedDecodeKernelInfo();
 /// that many columns, so that wide rows (MLA's 512) fit the registers.
 Result<Kernel> buildSplitKvCombine(const std::string &name, DType outType, int64_t headDim, int64_t splits, int waves,
                                    int64_t columns = 0);
+
+/// Makes `prob` (tensors and scalars in the attend kernel's argument order,
+/// O [rows, cols] at `oTensor` and LSE [rows, 1] at `lseTensor`) a split-KV
+/// problem: appends the partials O_part [splits*rows, cols] and LSE_part
+/// [splits*rows, 1] (f32, scratch) and two launches: part=attend with every
+/// tensor in order, the partials in place of O and LSE, and the scalars, then
+/// part=combine with (O_part, LSE_part, O, LSE).
+void addSplitKvLaunches(Problem &prob, int64_t splits, size_t oTensor, size_t lseTensor);
+
+/// The decode kernels' `-p part=attend|combine`: which of the two kernels of a
+/// split-KV decode to compile.
+KernelParam splitKvPartParam();
 
 // ---- The double-precision reference the attention kernels share.
 

@@ -1,5 +1,5 @@
-// Decode over a paged KV cache and the split-KV combine in the tilec DSL,
-// the paged problem (shuffled block tables) and the registry entry.
+// Decode over a paged KV cache in the tilec DSL, the paged problem (shuffled
+// block tables) and the registry entry.
 #include "attention/Common.h"
 
 #include <algorithm>
@@ -32,67 +32,6 @@ static int64_t decodeRows(const PagedDecodeConfig &c) {
 // The token sees keys [0, context_len - q_per_seq + t % q_per_seq]; the key
 // loop walks the sequence's block table, cutting block `phys` out of the cache
 // with a window (rows phys*block_size .., the kv head's columns).
-// The split-KV combine: for each row (token, head), the partial results of
-// the splits merge as O = sum_s e^(lse_s - m) O_s / sum_s e^(lse_s - m),
-// LSE = m + log(sum_s e^(lse_s - m)), m = max_s lse_s (in base 2 inside). A
-// split that saw no key has lse_s = -inf and weight 0. 16 rows per wave.
-Result<Kernel> buildSplitKvCombine(const std::string &name, DType outType, int64_t D, int64_t splits, int waves,
-                                   int64_t columns) {
-  using namespace dsl;
-  const int64_t R = 16 * waves, DC = columns > 0 ? columns : D;
-  const bool columnBlocks = DC < D;
-  const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
-  KernelBuilder kb(name, {.numWaves = waves});
-  const dsl::TensorOptions headRowOpts = headRows(outType);
-  Tensor Op = kb.tensor("O_part", DType::f32, 2);
-  Tensor Lp = kb.tensor("LSE_part", DType::f32, 2);
-  Tensor O = kb.tensor("O", outType, 2, headRowOpts);
-  Tensor LSE = kb.tensor("LSE", DType::f32, 2);
-  if (columnBlocks)
-    kb.grid({GridExtent::ceilDiv(O, 0, R), GridExtent::fixed((D + DC - 1) / DC)});
-  else
-    kb.grid({GridExtent::ceilDiv(O, 0, R)});
-  Index r0 = kb.blockId(0) * R, rows = O.dim(0), c0 = 0;
-  Tensor Lout = LSE;
-  if (columnBlocks) {
-    Index cb = kb.blockId(1);
-    c0 = cb * DC;
-    Lout = kb.window(LSE, {0, 0}, {rows * (1 - min(cb, 1)), 1});  // column block 0 writes LSE
-  }
-  Tile acc = kb.regTile("acc", {R, DC}, DType::f32);
-  Tile part = kb.regTile("part", {R, DC}, DType::f32);
-  Tile m = kb.regTile("m", {R}, DType::f32), mNew = kb.regTile("m_new", {R}, DType::f32);
-  Tile x = kb.regTile("x", {R}, DType::f32), l = kb.regTile("l", {R}, DType::f32);
-  Tile alpha = kb.regTile("alpha", {R}, DType::f32), beta = kb.regTile("beta", {R}, DType::f32);
-  kb.fill(acc, 0.0);
-  kb.fill(m, -std::numeric_limits<double>::infinity());
-  kb.fill(l, 0.0);
-  kb.forLoop(0, splits, 1, {.name = "split"}, [&](Index s) {
-    kb.load(kb.window(Op, {s * rows, 0}, {rows, D}), {r0, c0}, part);
-    kb.load(kb.window(Lp, {s * rows, 0}, {rows, 1}), {r0, 0}, x);
-    kb.scale(x, x, log2e);
-    kb.max(mNew, m, x);
-    kb.subExp2(alpha, m, mNew);  // rescales what was merged so far
-    kb.subExp2(beta, x, mNew);   // this split's weight
-    kb.mul(acc, acc, alpha);
-    kb.mul(part, part, beta);
-    kb.add(acc, acc, part);
-    kb.mul(l, l, alpha);
-    kb.add(l, l, beta);
-    kb.convert(m, mNew);
-  });
-  kb.safeDiv(acc, acc, l);
-  kb.store(acc, O, {r0, c0});
-  kb.log(x, l);
-  kb.scale(m, m, ln2);
-  kb.add(x, x, m);
-  kb.store(x, Lout, {r0, 0});
-  Kernel kernel = kb.finish();
-  if (!kernel.ok())
-    return Error{kernel.error()};
-  return kernel;
-}
-
 Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   using namespace dsl;
   if (auto e = kvHeadsError("paged_decode", c.heads, c.kvHeads))
@@ -199,13 +138,8 @@ Problem pagedDecodeProblem(const PagedDecodeConfig &c, const std::vector<int64_t
       {"context_lens", DType::i32, {seqs}, false, bt.contextValues},
   };
   prob.scalars = {{"softmax_scale", static_cast<float>(scale), 7}};
-  if (c.splits > 1) {
-    // Split-KV: the attend kernel writes f32 partials (tensors 7, 8), the
-    // combine kernel reads them and writes O and LSE.
-    prob.tensors.push_back({"O_part", DType::f32, {c.splits * tokens * H, D}, false, {}, /*scratch=*/true});
-    prob.tensors.push_back({"LSE_part", DType::f32, {c.splits * tokens * H, 1}, false, {}, /*scratch=*/true});
-    prob.launches = {{{{"part", "attend"}}, {0, 1, 2, 7, 8, 5, 6}, prob.scalars}, {{{"part", "combine"}}, {7, 8, 3, 4}, {}}};
-  }
+  if (c.splits > 1)
+    addSplitKvLaunches(prob, c.splits, /*oTensor=*/3, /*lseTensor=*/4);
   const double uIn = unitRoundoff(c.dtype);
   prob.toleranceRule = std::string(kToleranceRule) + ", uIn = " + (c.dtype == DType::bf16 ? "2^-8 (bf16)" : "2^-11 (f16)");
   const PagedDecodeConfig cfg = c;
@@ -256,8 +190,7 @@ KernelInfo pagedDecodeKernelInfo() {
       {"waves", "1", "wavefronts per workgroup (wave32 targets with block_size=32: 2)", ParamSpec::integer(1, 16)},
       {"splits", "1", "split-KV: workgroups per (token, kv head), each over a share of the blocks, then a "
                       "combine kernel (1: none)", ParamSpec::integer(1, 64)},
-      {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)",
-       ParamSpec::oneOf({"attend", "combine"})},
+      splitKvPartParam(),
   };
   struct Read {
     PagedDecodeConfig config;

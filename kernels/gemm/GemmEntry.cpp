@@ -67,9 +67,11 @@ KernelInfo gemmKernelInfo() {
   info.summary = "C[M,N] = A[M,K] @ B[K,N]; A, B bf16/f16/fp8/bf8/e4m3/e5m2, each row-major or transposed, f32 accumulation, "
                  "C f32/bf16";
   info.params = {
-      {"M", "4096", "rows of A and C (run-time size; used by --run)", ParamSpec::integer(1, kMaxSize)},
-      {"N", "4096", "columns of B and C (run-time size)", ParamSpec::integer(1, kMaxSize)},
-      {"K", "4096", "columns of A, rows of B (run-time size)", ParamSpec::integer(1, kMaxSize)},
+      {"M", "4096", "rows of A and C (run-time size; used by --run)", ParamSpec::integer(1, kMaxSize),
+       ParamRole::Problem},
+      {"N", "4096", "columns of B and C (run-time size)", ParamSpec::integer(1, kMaxSize), ParamRole::Problem},
+      {"K", "4096", "columns of A, rows of B (run-time size)", ParamSpec::integer(1, kMaxSize),
+       ParamRole::Problem},
       {"dtype", "bf16",
        "element type of A and B: bf16 | f16 | fp8 (e4m3fnuz) | bf8 (e5m2fnuz) | e4m3 | e5m2 (OCP) (fp8/bf8: "
        "gfx942; e4m3/e5m2: sm_90a; C = scale_a*scale_b*(A@B))",
@@ -101,17 +103,18 @@ KernelInfo gemmKernelInfo() {
        "buffers [rows, ld] and the i32 arguments M, N, K, batch, batch_stride_a/b/c after C (and the scales) | 0",
        ParamSpec::integer(0, 1, {"auto"})},
       {"scale_a", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of A (a kernel argument; used by --run)",
-       ParamSpec::real()},
+       ParamSpec::real(), ParamRole::Problem},
       {"scale_b", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of B (a kernel argument; used by --run)",
-       ParamSpec::real()},
-      {"block_m", "128", "rows of C per workgroup", ParamSpec::integer(1, kMaxBlock)},
-      {"block_n", "128", "columns of C per workgroup", ParamSpec::integer(1, kMaxBlock)},
-      {"block_k", "32", "depth of one k step", ParamSpec::integer(1, kMaxBlock)},
+       ParamSpec::real(), ParamRole::Problem},
+      {"block_m", "128", "rows of C per workgroup", ParamSpec::integer(1, kMaxBlock), ParamRole::Tuning},
+      {"block_n", "128", "columns of C per workgroup", ParamSpec::integer(1, kMaxBlock), ParamRole::Tuning},
+      {"block_k", "32", "depth of one k step", ParamSpec::integer(1, kMaxBlock), ParamRole::Tuning},
       {"waves", "4",
        "wavefronts per workgroup (1..16; NVIDIA targets: 8, with block_k=64 stages=3 group_m=8; stages=1 where rows "
        "are not 4-byte aligned)",
-       ParamSpec::integer(1, 16)},
-      {"stages", "2", "software-pipelining depth of the k loop (1..8)", ParamSpec::integer(1, 8)},
+       ParamSpec::integer(1, 16), ParamRole::Tuning},
+      {"stages", "2", "software-pipelining depth of the k loop (1..8)", ParamSpec::integer(1, 8),
+       ParamRole::Tuning},
       {"group_m", "1", "tile order: groups of this many tile rows share L2 (1: grid order)", ParamSpec::integer(1, 64)},
       {"xcds", "1", "tile order: chiplets workgroups are dispatched over round-robin (gfx942: 8; 1: off)",
        ParamSpec::integer(1, 64)},
@@ -124,7 +127,7 @@ KernelInfo gemmKernelInfo() {
       {"split_k", "1",
        "split-K for skinny problems (M <= 64): split_k workgroups per C tile each sum a share of the k steps into "
        "f32 partials [split_k*M, N], which a second kernel (part=reduce) sums in a fixed order (deterministic); "
-       "--run launches both", ParamSpec::integer(1, 64)},
+       "--run launches both", ParamSpec::integer(1, 64), ParamRole::Tuning},
       {"part", "partial", "split_k > 1: the kernel to compile: partial (A, B -> partials) | reduce (partials -> C)",
        ParamSpec::oneOf({"partial", "reduce"})},
       {"b_lds", "nk",

@@ -259,13 +259,8 @@ Problem mlaDecodeProblem(const MlaDecodeConfig &c, const std::vector<int64_t> &c
   prob.scalars = {{"softmax_scale", static_cast<float>(scale), 6}};
   if (fp8)
     prob.scalars.push_back({"kv_scale", static_cast<float>(kvScale), 7});
-  if (c.splits > 1) {
-    // Split-KV: the attend kernel writes f32 partials (tensors 6, 7), the
-    // combine kernel reads them and writes O and LSE.
-    prob.tensors.push_back({"O_part", DType::f32, {c.splits * seqs * H, L}, false, {}, /*scratch=*/true});
-    prob.tensors.push_back({"LSE_part", DType::f32, {c.splits * seqs * H, 1}, false, {}, /*scratch=*/true});
-    prob.launches = {{{{"part", "attend"}}, {0, 1, 6, 7, 4, 5}, prob.scalars}, {{{"part", "combine"}}, {6, 7, 2, 3}, {}}};
-  }
+  if (c.splits > 1)
+    addSplitKvLaunches(prob, c.splits, /*oTensor=*/2, /*lseTensor=*/3);
   const double uIn = unitRoundoff(c.dtype);
   // The kernel's errors are attention's (attendRow) over 576-wide scores and
   // 512-wide values; an fp8 cache converts exactly to bf16 and adds two f32
@@ -324,8 +319,7 @@ KernelInfo mlaDecodeKernelInfo() {
                         "size before absorption)", ParamSpec::real({"auto"})},
       {"splits", "1", "split-KV: workgroups per (sequence, head group), each over a share of the key steps, "
                       "then a combine kernel (1: none)", ParamSpec::integer(1, 64)},
-      {"part", "attend", "with splits > 1: attend | combine (the kernel to compile; --run runs both)",
-       ParamSpec::oneOf({"attend", "combine"})},
+      splitKvPartParam(),
       {"block_h", "16", "query heads per workgroup (a multiple of 16 dividing heads)", ParamSpec::integer(16, 128)},
       {"block_n", "32", "tokens per key step (a multiple of 16 dividing block_size)", ParamSpec::integer(16, 64)},
       {"waves", "1", "wavefronts per workgroup", ParamSpec::integer(1, 16)},

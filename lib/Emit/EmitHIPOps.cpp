@@ -1,5 +1,5 @@
 // The HIP emitter's operations: each tile, arith, memref and scf op becomes
-// one call into the device prelude (tilec_tiles.h) or a line of C++.
+// one call into the device prelude (its tile primitives) or a line of C++.
 #include "Emit/HIPEmitter.h"
 
 #include "Transforms/PassDetail.h"
@@ -84,7 +84,7 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
     s = name(sv);
   else if (auto a = m.getScalar())
     s = floatLiteral(a->convertToDouble());
-  // Functions beyond one IEEE operation are the prelude's (tilec_tiles.h,
+  // Functions beyond one IEEE operation are the prelude's (tilec_scalars.h,
   // "math"): built from the target's own instructions, never a library call.
   std::string fn;
   using F = tile::MapFn;

@@ -5,7 +5,7 @@
 //
 // Execution model
 // - The kernel text is compiled for the host with the emulator prelude
-//   (tilec_hw_emu.h + tilec_tiles.h as "tilec_prelude.h") by a clang 19
+//   (tilec_hw_emu.h + the tile primitives as "tilec_prelude.h") by a clang 19
 //   subprocess into a shared object, then dlopen'ed. Images are cached in
 //   memory by source hash and on disk ($TILEC_CACHE_DIR, $XDG_CACHE_HOME/tilec
 //   or ~/.cache/tilec, subfolder emu/).

@@ -3,7 +3,7 @@
 // bit by bit and the byte address of every operand element in the canonical
 // swizzled layouts (PTX ISA, "Matrix Descriptor Format" and "Shared Memory
 // Matrix Layout"). Pure functions of the descriptor, so tests can check them
-// against layouts written independently (tilec_tiles.h's Lds::index).
+// against layouts written independently (tilec_lds.h's Lds::index).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The 8-bit floating-point formats, one codec for all of them: the host
 // references (kernels/Run.cpp) and the emulator's matrix instructions
 // (lib/Emu) decode and encode through it. The device prelude
-// (lib/Emit/prelude/tilec_tiles.h) has its own branch-free f32 versions of the
+// (lib/Emit/prelude/tilec_scalars.h) has its own branch-free f32 versions of the
 // fnuz formats, checked against this codec's definition by tests/unit/emu.
 //
 // A format has a sign bit, E exponent bits and M mantissa bits. A code with

@@ -80,7 +80,7 @@ struct MatrixInstr {
   /// (0..127), and wave grids tile C over groups of `waves` waves.
   int waves = 1;
   const LaneMaps *lanes;  ///< its register layouts
-  /// The device prelude's atom (tilec_tiles.h) the emitter instantiates as
+  /// The device prelude's atom (tilec_atoms.h) the emitter instantiates as
   /// tl::ATOM<element type> (tl::ATOM<element type, N> when `atomTakesN`).
   std::string_view atom;
   bool atomTakesN = false;

@@ -52,7 +52,7 @@ SmallVector<Value> tileAndViews(tile::AllocOp a) {
   return values;
 }
 
-/// The canonical swizzled layout wgmma reads tile `t` in (tilec_tiles.h
+/// The canonical swizzled layout wgmma reads tile `t` in (tilec_atoms.h
 /// wgmma_layout): rows of S bytes, the 16-byte chunks XORed with the row's
 /// place in a 1024-byte group. A and B given as N x K (k along a row) have one
 /// row of S = their k tile's bytes when that is 32, 64 or 128; wider k tiles

@@ -110,7 +110,7 @@ inline constexpr const char *kScratchOffset = "scratch_offset";
 inline constexpr const char *kBytes = "bytes";  // LDS bytes of a placed tile (all buffers)
 inline constexpr const char *kBufferBytes = "buffer_bytes";  // bytes between buffers of a multi-buffered tile
 inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase, maxPhase>
-/// An LDS tile stored in blocks of this many columns (wgmma's MN-major operands; tilec_tiles.h Lds ColBlock).
+/// An LDS tile stored in blocks of this many columns (wgmma's MN-major operands; tilec_lds.h Lds ColBlock).
 inline constexpr const char *kColBlock = "col_block";
 /// On tile.gemm (set by the DSL): "warp" keeps warp-level matrix instructions, "warpgroup" requires wgmma.
 inline constexpr const char *kMatrixScope = "matrix_scope";

@@ -1,5 +1,6 @@
 // tilec hardware layer for AMDGPU (gfx9 / gfx11): the few operations the
-// tile primitives (tilec_tiles.h) need, as clang builtins. The CPU wavefront
+// tile primitives (tilec_scalars.h and the headers after it in
+// lib/Emit/CMakeLists.txt) need, as clang builtins. The CPU wavefront
 // emulator provides the same layer with host implementations, so the kernel
 // text and the tile primitives are identical on both.
 #pragma once
@@ -19,7 +20,7 @@
 #define TL_LDS(name, bytes) __shared__ __attribute__((aligned(16))) unsigned char name[bytes]
 
 // Every AMD target has the 16-bit MFMAs' builtins (gfx90a and newer), DPP and
-// ds_swizzle; TL_HW_HAS_* say so to tilec_tiles.h, which other hardware
+// ds_swizzle; TL_HW_HAS_* say so to the tile primitives, which other hardware
 // layers share.
 #define TL_HW_HAS_MFMA 1
 #define TL_HW_HAS_DPP 1
@@ -110,7 +111,7 @@ TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { tl_raw_buffer_s
 
 /// Bytes [s, s + 4) of the 8 bytes hi:lo (s in 0..3): v_alignbyte_b32, how a
 /// row that is not 4-byte aligned is realigned after aligned loads
-/// (Global::load_unaligned in tilec_tiles.h).
+/// (Global::load_unaligned in tilec_global.h).
 TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) { return __builtin_amdgcn_alignbyte(hi, lo, (unsigned)s); }
 
 /// v_perm_b32: byte i of the result is byte sel.byte[i] of the 8 bytes hi:lo
@@ -139,7 +140,7 @@ TL_INLINE float swizzle_xor16(float x) {
   return __builtin_bit_cast(float, __builtin_amdgcn_ds_swizzle(__builtin_bit_cast(int, x), 0x401F));
 }
 
-// --- floating-point arithmetic the prelude's math is built from (tilec_tiles.h) ----
+// --- floating-point arithmetic the prelude's math is built from (tilec_scalars.h) ---
 // v_exp_f32, v_log_f32 and v_rcp_f32 approximate to within 1 ulp and handle
 // no subnormals (LLVM's AMDGPUUsage; its own lowering of exp2, log2 and
 // division scales around them): exp2 may give 0 where 2^x is below 2^-126,
@@ -182,7 +183,7 @@ TL_INLINE float4_t mfma_f32_16x16x16f16(half4_t a, half4_t b, float4_t c) {
   return __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0);
 }
 // Newer instructions are guarded: an older compiler (hipRTC of ROCm 5.x) lacks
-// their builtins; TL_HW_HAS_* tell tilec_tiles.h which atoms it can define.
+// their builtins; TL_HW_HAS_* tell tilec_atoms.h which atoms it can define.
 // fp8 (e4m3fnuz) on gfx942 only: each operand is 8 bytes, byte j = bits 8j..8j+7.
 #if __has_builtin(__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8)
 #define TL_HW_HAS_FP8_MFMA 1

@@ -1,7 +1,7 @@
 // tilec hardware layer for NVIDIA GPUs (sm_90a; compiled by clang 19 as CUDA
 // device code, then to a cubin by the CUDA toolkit's nvJitLink): the few
-// operations the tile primitives (tilec_tiles.h) need, as NVPTX builtins and
-// PTX. The AMD layer (tilec_hw_amdgcn.h) and the CPU emulator's layer
+// operations the tile primitives (tilec_scalars.h and the headers after it
+// in lib/Emit/CMakeLists.txt) need, as NVPTX builtins and PTX. The AMD layer (tilec_hw_amdgcn.h) and the CPU emulator's layer
 // (tilec_hw_emu.h) provide the same operations, so kernel text and tile
 // primitives are shared (docs/hardware.md, "NVIDIA Hopper").
 #pragma once
@@ -18,7 +18,7 @@
 /// A kernel's LDS: dynamic shared memory, sized at launch (a block may use
 /// more than the 48 KiB that static shared arrays are limited to).
 /// 1024-byte aligned: wgmma's swizzled operand layouts repeat every 1024 bytes
-/// of the shared window (tilec_tiles.h, wgmma_layout).
+/// of the shared window (tilec_atoms.h, wgmma_layout).
 #define TL_LDS(name, bytes) extern __shared__ __attribute__((aligned(1024))) unsigned char name[]
 
 namespace tl {
@@ -74,7 +74,7 @@ TL_INLINE void buffer_store_b64(uint2_t v, rsrc_t r, int off) { bounded_store(v,
 TL_INLINE void buffer_store_b128(uint4_t v, rsrc_t r, int off) { bounded_store(v, r, off); }
 /// Bytes [s, s + 4) of the 8 bytes hi:lo (s in 0..3): a funnel shift
 /// (shf.r), how a row that is not 4-byte aligned is realigned after aligned
-/// loads (Global::load_unaligned in tilec_tiles.h).
+/// loads (Global::load_unaligned in tilec_global.h).
 TL_INLINE unsigned align_bytes(unsigned hi, unsigned lo, int s) {
   unsigned d;
   asm("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(lo), "r"(hi), "r"(8 * s));
@@ -136,7 +136,7 @@ template <bool Trans> TL_INLINE uint4_t ldmatrix_x4(const void *row) {
   return r;
 }
 
-// --- floating-point arithmetic the prelude's math is built from (tilec_tiles.h) ----
+// --- floating-point arithmetic the prelude's math is built from (tilec_scalars.h) ---
 // The multi-function unit's approximations, flushing subnormals as AMD's
 // v_exp_f32 / v_log_f32 / v_rcp_f32 do (docs/hardware.md section 9):
 // ex2.approx.ftz.f32 and lg2.approx.ftz.f32 (relative error about 2^-22 by
@@ -172,55 +172,43 @@ TL_INLINE float rsq(float x) {
 }
 TL_INLINE float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
-// --- matrix instructions (PTX ISA, mma.m16n8k16 fragments) ---------------------------------
-// A: four 32-bit registers of two elements each, B: two, C/D: four f32. Not
-// volatile: the instruction has no side effects, so ptxas may schedule it.
+// --- matrix instructions (PTX ISA, mma.m16n8k16 and m16n8k32 fragments) -------------------
+// A: four 32-bit registers (two 16-bit or four 8-bit elements each), B: two,
+// C/D: four f32. Not volatile: the instruction has no side effects, so ptxas
+// may schedule it. TL_MMA_SYNC_OPERANDS completes `asm("<instruction> "` with
+// the operand lists, the same for every shape and type here.
+#define TL_MMA_SYNC_OPERANDS                                                                                       \
+  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"                                                     \
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                                                            \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3])
 TL_INLINE float4_t mma_m16n8k16_bf16(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%10,%11,%12,%13};"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
-                 "f"(c[2]), "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
 TL_INLINE float4_t mma_m16n8k16_f16(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%10,%11,%12,%13};"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
-                 "f"(c[2]), "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
-
-// --- fp8 matrix instructions (PTX ISA, mma.m16n8k32 fragments for .e4m3/.e5m2) --------------
-// A: four 32-bit registers of four 8-bit elements each, B: two, C/D: four f32
-// (sm_89 and later; OCP formats, docs/hardware.md section 8).
+// fp8 (sm_89 and later; OCP formats, docs/hardware.md section 8): m16n8k32.
 TL_INLINE float4_t mma_m16n8k32_e4m3(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%12,%13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
-        "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
 TL_INLINE float4_t mma_m16n8k32_e5m2(uint4_t a, uint2_t b, float4_t c) {
   float4_t d;
-  asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%12,%13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
-        "f"(c[3]));
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 " TL_MMA_SYNC_OPERANDS);
   return d;
 }
+#undef TL_MMA_SYNC_OPERANDS
 
 // --- warpgroup matrix instructions (wgmma, sm_90a; PTX ISA "Asynchronous Warpgroup
 // Level Matrix Multiply-Accumulate") -------------------------------------------------
 // The 4 warps of a warpgroup issue wgmma.mma_async together: D (64 x N, f32, in
 // the warpgroup's registers) += A (64 x 16) * B (16 x N), A and B read from
-// shared memory through 64-bit matrix descriptors (tilec_tiles.h builds them).
+// shared memory through 64-bit matrix descriptors (tilec_atoms.h builds them).
 // The instruction runs asynchronously: wgmma_fence orders earlier register
 // accesses of the accumulators before it, wgmma_commit closes a group of them,
 // wgmma_wait<N> waits until at most N groups are in flight; until then the

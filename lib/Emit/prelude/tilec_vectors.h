@@ -1,5 +1,5 @@
 // tilec prelude: the register vector types every hardware layer
-// (tilec_hw_*.h) and the tile primitives (tilec_tiles.h) use, clang's vector
+// (tilec_hw_*.h) and the tile primitives use, clang's vector
 // extension (the reason every target's kernel text is compiled by clang). The
 // embedded preludes put this file first (lib/Emit/CMakeLists.txt).
 #pragma once

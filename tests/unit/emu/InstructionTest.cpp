@@ -16,57 +16,6 @@ using namespace tilec::emu::test;
 
 namespace {
 
-// --- layout tables -----------------------------------------------------------------
-
-/// cells[lane][element] = (row, col) of the matrix element held there.
-struct LayoutTable {
-  std::vector<std::vector<std::pair<int, int>>> cells;
-};
-
-LayoutTable readLayout(const std::string &relPath) {
-  std::string path = std::string(TILEC_MATRIX_LAYOUTS_DIR) + "/" + relPath;
-  std::ifstream in(path);
-  LayoutTable t;
-  if (!in) {
-    ADD_FAILURE() << "missing layout table " << path << " (tests/data/matrix-layouts)";
-    return t;
-  }
-  std::string line;
-  std::getline(in, line);  // header
-  std::regex cell(R"(([ABD])\[(\d+)\]\[(\d+)\])");
-  while (std::getline(in, line)) {
-    if (line.empty())
-      continue;
-    std::stringstream ss(line);
-    std::string field;
-    std::getline(ss, field, ',');
-    int lane = std::stoi(field);
-    if ((int)t.cells.size() <= lane)
-      t.cells.resize(lane + 1);
-    while (std::getline(ss, field, ',')) {
-      std::smatch m;
-      if (!std::regex_search(field, m, cell)) {
-        ADD_FAILURE() << "bad cell '" << field << "' in " << path;
-        return t;
-      }
-      t.cells[lane].push_back({std::stoi(m[2]), std::stoi(m[3])});
-    }
-  }
-  return t;
-}
-
-uint16_t bf16Bits(float x) {  // exact for the values used here
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  return (uint16_t)(u >> 16);
-}
-uint16_t f16Bits(float x) {
-  _Float16 h = (_Float16)x;
-  uint16_t u;
-  memcpy(&u, &h, 2);
-  return u;
-}
-
 /// Distinct values exact in bf16 and f16: +-(1 + j/128) * 2^e.
 float distinctValue(int idx, int salt) {
   int j = (idx * 37 + salt) % 128;
@@ -746,36 +695,9 @@ uint8_t nearestFp8(double x) {
   return (best & 0x7f) == 0 ? 0 : best;
 }
 
-struct Fp8Conversion {
-  std::vector<uint8_t> encoded;  ///< from_f32 of each input
-  std::vector<float> decoded;    ///< to_f32 of codes 0..255
-};
-
-Fp8Conversion convertFp8OnEmulator(const std::vector<float> &inputs) {
-  auto emu = makeEmulator("gfx942");
-  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
-extern "C" __global__ void cvt8(const float *in, unsigned char *out, float *dec, int n) {
-  for (int i = tl::hw::thread_id(); i < n; i += 64) out[i] = tl::from_f32<tl::fp8e4m3fnuz>(in[i]).bits;
-  for (int i = tl::hw::thread_id(); i < 256; i += 64) dec[i] = tl::to_f32(tl::fp8e4m3fnuz{(unsigned char)i});
-}
-)", "cvt8");
-  Fp8Conversion r;
-  if (!k)
-    return r;
-  const int n = (int)inputs.size();
-  auto *in = (float *)emu->allocate(n * 4);
-  auto *out = (uint8_t *)emu->allocate(n);
-  auto *dec = (float *)emu->allocate(256 * 4);
-  std::copy(inputs.begin(), inputs.end(), in);
-  launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(in), Arg::pointer(out), Arg::pointer(dec), Arg::integer(n)});
-  r.encoded.assign(out, out + n);
-  r.decoded.assign(dec, dec + 256);
-  return r;
-}
-
 // Section 8: every code decodes exactly; 0x80 is the only NaN.
 TEST(Conversions, Fp8E4M3FnuzDecodesEveryCodeExactly) {
-  Fp8Conversion r = convertFp8OnEmulator({0.0f});
+  Fp8Conversion r = convertFp8OnEmulator("gfx942", "fp8e4m3fnuz", {0.0f});
   ASSERT_EQ(r.decoded.size(), 256u);
   for (int c = 0; c < 256; ++c) {
     if (c == 0x80)
@@ -817,7 +739,7 @@ TEST(Conversions, Fp8E4M3FnuzEncodeEdgeCases) {
   std::vector<float> in;
   for (const Case &c : cases)
     in.push_back(c.in);
-  Fp8Conversion r = convertFp8OnEmulator(in);
+  Fp8Conversion r = convertFp8OnEmulator("gfx942", "fp8e4m3fnuz", in);
   ASSERT_EQ(r.encoded.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i)
     EXPECT_EQ(r.encoded[i], cases[i].code) << "case " << i << " (" << cases[i].in << ")" << std::hex << " got 0x"
@@ -843,7 +765,7 @@ TEST(Conversions, Fp8E4M3FnuzEncodeMatchesNearestEvenEverywhere) {
       }
     }
   }
-  Fp8Conversion r = convertFp8OnEmulator(in);
+  Fp8Conversion r = convertFp8OnEmulator("gfx942", "fp8e4m3fnuz", in);
   ASSERT_EQ(r.encoded.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i)
     EXPECT_EQ(r.encoded[i], nearestFp8(in[i])) << "input " << in[i] << std::hex << " got 0x" << (int)r.encoded[i];
@@ -869,31 +791,9 @@ uint8_t nearestBf8(double x) {
   return (best & 0x7f) == 0 ? 0 : best;
 }
 
-Fp8Conversion convertBf8OnEmulator(const std::vector<float> &inputs) {
-  auto emu = makeEmulator("gfx942");
-  auto k = loadOrFail(*emu, R"(#include "tilec_prelude.h"
-extern "C" __global__ void cvtbf8(const float *in, unsigned char *out, float *dec, int n) {
-  for (int i = tl::hw::thread_id(); i < n; i += 64) out[i] = tl::from_f32<tl::fp8e5m2fnuz>(in[i]).bits;
-  for (int i = tl::hw::thread_id(); i < 256; i += 64) dec[i] = tl::to_f32(tl::fp8e5m2fnuz{(unsigned char)i});
-}
-)", "cvtbf8");
-  Fp8Conversion r;
-  if (!k)
-    return r;
-  const int n = (int)inputs.size();
-  auto *in = (float *)emu->allocate(n * 4);
-  auto *out = (uint8_t *)emu->allocate(n);
-  auto *dec = (float *)emu->allocate(256 * 4);
-  std::copy(inputs.begin(), inputs.end(), in);
-  launchOrFail(*emu, *k, {{1, 1, 1}, 64}, {Arg::pointer(in), Arg::pointer(out), Arg::pointer(dec), Arg::integer(n)});
-  r.encoded.assign(out, out + n);
-  r.decoded.assign(dec, dec + 256);
-  return r;
-}
-
 // Section 8: every e5m2fnuz code decodes exactly; 0x80 is the only NaN.
 TEST(Conversions, Fp8E5M2FnuzDecodesEveryCodeExactly) {
-  Fp8Conversion r = convertBf8OnEmulator({0.0f});
+  Fp8Conversion r = convertFp8OnEmulator("gfx942", "fp8e5m2fnuz", {0.0f});
   ASSERT_EQ(r.decoded.size(), 256u);
   for (int c = 0; c < 256; ++c) {
     if (c == 0x80)
@@ -941,7 +841,7 @@ TEST(Conversions, Fp8E5M2FnuzEncodeEdgeCases) {
   std::vector<float> in;
   for (const Case &c : cases)
     in.push_back(c.in);
-  Fp8Conversion r = convertBf8OnEmulator(in);
+  Fp8Conversion r = convertFp8OnEmulator("gfx942", "fp8e5m2fnuz", in);
   ASSERT_EQ(r.encoded.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i)
     EXPECT_EQ(r.encoded[i], cases[i].code) << "case " << i << " (" << cases[i].in << ")" << std::hex << " got 0x"
@@ -967,7 +867,7 @@ TEST(Conversions, Fp8E5M2FnuzEncodeMatchesNearestEvenEverywhere) {
       }
     }
   }
-  Fp8Conversion r = convertBf8OnEmulator(in);
+  Fp8Conversion r = convertFp8OnEmulator("gfx942", "fp8e5m2fnuz", in);
   ASSERT_EQ(r.encoded.size(), in.size());
   for (size_t i = 0; i < in.size(); ++i)
     EXPECT_EQ(r.encoded[i], nearestBf8(in[i])) << "input " << in[i] << std::hex << " got 0x" << (int)r.encoded[i];

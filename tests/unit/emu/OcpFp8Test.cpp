@@ -1,5 +1,5 @@
 // The OCP fp8 formats on the NVIDIA target (docs/hardware.md section 8 and
-// "NVIDIA Hopper"): the device prelude's conversions (tilec_tiles.h,
+// "NVIDIA Hopper"): the device prelude's conversions (tilec_scalars.h,
 // OcpFp8) against the host codec (lib/Target/Float8.h, itself checked
 // against the OCP specification by tests/unit/target/Float8Test.cpp) for
 // every code, every tie between neighbouring codes and the f32 values either
@@ -22,37 +22,6 @@ using namespace tilec::emu;
 using namespace tilec::emu::test;
 
 namespace {
-
-struct Conversion {
-  std::vector<uint8_t> encoded;  ///< from_f32 of each input
-  std::vector<float> decoded;    ///< to_f32 of codes 0..255
-};
-
-/// Runs the prelude's from_f32 / to_f32 for `type` (tl::fp8e4m3 or
-/// tl::fp8e5m2) on the sm_90a emulator.
-Conversion convertOnEmulator(const char *type, const std::vector<float> &inputs) {
-  auto emu = makeEmulator("sm_90a");
-  const std::string source = std::string("#include \"tilec_prelude.h\"\n"
-                                         "extern \"C\" __global__ void cvt(const float *in, unsigned char *out, "
-                                         "float *dec, int n) {\n"
-                                         "  for (int i = tl::hw::thread_id(); i < n; i += 32) out[i] = "
-                                         "tl::from_f32<tl::") + type + ">(in[i]).bits;\n"
-                             "  for (int i = tl::hw::thread_id(); i < 256; i += 32) dec[i] = tl::to_f32(tl::" +
-                             type + "{(unsigned char)i});\n}\n";
-  auto k = loadOrFail(*emu, source, "cvt");
-  Conversion r;
-  if (!k)
-    return r;
-  const int n = (int)inputs.size();
-  auto *in = (float *)emu->allocate(n * 4);
-  auto *out = (uint8_t *)emu->allocate(n);
-  auto *dec = (float *)emu->allocate(256 * 4);
-  std::copy(inputs.begin(), inputs.end(), in);
-  launchOrFail(*emu, *k, {{1, 1, 1}, 32}, {Arg::pointer(in), Arg::pointer(out), Arg::pointer(dec), Arg::integer(n)});
-  r.encoded.assign(out, out + n);
-  r.decoded.assign(dec, dec + 256);
-  return r;
-}
 
 /// Every code decodes as the codec says (NaN codes to NaN, e5m2's infinities
 /// to infinities), and every value a saturating encode meets (each finite
@@ -78,7 +47,7 @@ template <class Codec> void expectPreludeMatchesCodec(const char *type) {
   for (float v : {max * 1.0625f, max * 1.125f, max * 2, 1e30f, INFINITY, NAN, 0.0f, -0.0f, 1e-30f, -1e-30f})
     for (float sign : {1.0f, -1.0f})
       in.push_back(sign * v);
-  const Conversion r = convertOnEmulator(type, in);
+  const Fp8Conversion r = convertFp8OnEmulator("sm_90a", type, in);
   ASSERT_EQ(r.decoded.size(), 256u) << type;
   for (int c = 0; c < 256; ++c) {
     const double want = Codec::decode(uint8_t(c));
@@ -98,7 +67,7 @@ TEST(OcpFp8Conversions, E5M2MatchesTheCodec) { expectPreludeMatchesCodec<Fp8E5M2
 
 // The spec's anchors, as the prelude gives them.
 TEST(OcpFp8Conversions, Anchors) {
-  const Conversion e4 = convertOnEmulator("fp8e4m3", {448.0f, 464.0f, 480.0f, INFINITY, NAN, -0.0f, 0x1p-9f});
+  const Fp8Conversion e4 = convertFp8OnEmulator("sm_90a", "fp8e4m3", {448.0f, 464.0f, 480.0f, INFINITY, NAN, -0.0f, 0x1p-9f});
   ASSERT_EQ(e4.encoded.size(), 7u);
   EXPECT_EQ(e4.encoded[0], 0x7e);  // max 448 = S.1111.110
   EXPECT_EQ(e4.encoded[1], 0x7e);  // the tie 464 rounds to even (448), below the NaN code
@@ -108,7 +77,7 @@ TEST(OcpFp8Conversions, Anchors) {
   EXPECT_EQ(e4.encoded[5], 0x80);  // -0 kept
   EXPECT_EQ(e4.encoded[6], 0x01);  // min subnormal 2^-9
   EXPECT_EQ(e4.decoded[0x38], 1.0f);  // bias 7
-  const Conversion e5 = convertOnEmulator("fp8e5m2", {57344.0f, INFINITY, 0x1p-16f});
+  const Fp8Conversion e5 = convertFp8OnEmulator("sm_90a", "fp8e5m2", {57344.0f, INFINITY, 0x1p-16f});
   ASSERT_EQ(e5.encoded.size(), 3u);
   EXPECT_EQ(e5.encoded[0], 0x7b);  // max 57344 = S.11110.11
   EXPECT_EQ(e5.encoded[1], 0x7b);  // saturating
@@ -116,23 +85,6 @@ TEST(OcpFp8Conversions, Anchors) {
   EXPECT_EQ(e5.decoded[0x7c], INFINITY);
   EXPECT_EQ(e5.decoded[0xfc], -INFINITY);
   EXPECT_EQ(e5.decoded[0x3c], 1.0f);  // bias 15
-}
-
-/// cells[lane][element] = (row, col) of a PTX fragment table (one row per lane).
-std::vector<std::vector<std::pair<int, int>>> readFragments(const std::string &name) {
-  std::ifstream in(std::string(TILEC_MATRIX_LAYOUTS_DIR) + "/ptx/" + name);
-  std::vector<std::vector<std::pair<int, int>>> out;
-  std::string line;
-  if (!in || !std::getline(in, line))
-    return out;
-  static const std::regex cell("[ABD]\\[([0-9]+)\\]\\[([0-9]+)\\]");
-  while (std::getline(in, line)) {
-    std::vector<std::pair<int, int>> row;
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), cell); it != std::sregex_iterator(); ++it)
-      row.push_back({std::stoi((*it)[1]), std::stoi((*it)[2])});
-    out.push_back(row);
-  }
-  return out;
 }
 
 /// A finite code of every exponent and mantissa pattern, varied by `i`.
@@ -144,8 +96,8 @@ template <class Codec> uint8_t variedCode(int i) {
 
 template <class Codec> void expectMmaMatchesExactProducts(const char *type) {
   const std::string base = std::string("mma.sync.aligned.m16n8k32.row.col.f32.") + type + "." + type + ".f32";
-  const auto ta = readFragments(base + ".A.csv"), tb = readFragments(base + ".B.csv"),
-             td = readFragments(base + ".D.csv");
+  const auto ta = readLayout("ptx/" + base + ".A.csv").cells, tb = readLayout("ptx/" + base + ".B.csv").cells,
+             td = readLayout("ptx/" + base + ".D.csv").cells;
   ASSERT_EQ(ta.size(), 32u);
   ASSERT_EQ(tb.size(), 32u);
   ASSERT_EQ(td.size(), 32u);

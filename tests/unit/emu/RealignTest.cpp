@@ -1,4 +1,4 @@
-// Realigned row loads (tilec_tiles.h: Global::load_unaligned, realign; the
+// Realigned row loads (tilec_global.h: Global::load_unaligned, realign; the
 // hardware layers' align_bytes): a run of N elements that starts anywhere
 // (rows of an odd number of elements, a buffer whose base is not 16-byte
 // aligned) is read with aligned accesses of the run's width and shifted into

@@ -1,6 +1,6 @@
 // The emulator's model of NVIDIA's warpgroup matrix instruction
 // wgmma.mma_async (sm_90a; lib/Emu/Wgmma.h, tilec_hw_emu.h): kernels lay A
-// and B out in LDS with tilec_tiles.h's Lds::index (an XOR of the 16-byte
+// and B out in LDS with tilec_lds.h's Lds::index (an XOR of the 16-byte
 // chunk index with the row, written independently of the emulator's
 // descriptor decoding, which XORs address bits), describe them with
 // matrix descriptors and multiply with tl::gemm's wgmma path. Results are
@@ -31,18 +31,6 @@ bool anyMessageHas(const LaunchReport &r, const std::string &needle) {
   return false;
 }
 
-uint16_t toBf16(float f) {  // exact for the small integers used here
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)(u >> 16);
-}
-uint16_t toF16(float f) {
-  _Float16 h = (_Float16)f;
-  uint16_t u;
-  memcpy(&u, &h, 2);
-  return u;
-}
-
 struct Case {
   int swizzleBytes;  // 128, 64 or 32: a row of the K-major A (and of B) holds that many bytes
   int n;             // wgmma N
@@ -57,7 +45,7 @@ std::string caseName(const Case &c) {
 }
 
 /// C[M x N] = A[M x K] * B (global K x N, or N x K when bKMajor) through LDS
-/// tiles in the canonical swizzled layouts (tilec_tiles.h wgmma_layout) and
+/// tiles in the canonical swizzled layouts (tilec_atoms.h wgmma_layout) and
 /// tl::gemm; K = the swizzle row in elements.
 std::string gemmKernel(const Case &c) {
   const int k = c.swizzleBytes / 2, m = 64 * c.warpgroups, perPhase = 128 / c.swizzleBytes,
@@ -115,7 +103,7 @@ TEST_P(WgmmaGemm, MatchesCpuMatmulThroughSwizzledDescriptors) {
     x = (float)val(rng);
   for (auto &x : b)
     x = (float)val(rng);
-  auto enc = [&](float f) { return c.f16 ? toF16(f) : toBf16(f); };
+  auto enc = [&](float f) { return c.f16 ? f16Bits(f) : bf16Bits(f); };
   for (int i = 0; i < m * k; ++i)
     A[i] = enc(a[i]);
   for (int kk = 0; kk < k; ++kk)
@@ -152,23 +140,6 @@ std::vector<Case> gemmCases() {
 INSTANTIATE_TEST_SUITE_P(Layouts, WgmmaGemm, ::testing::ValuesIn(gemmCases()),
                          [](const ::testing::TestParamInfo<Case> &info) { return caseName(info.param); });
 
-/// Rows of a fragment table: lane -> cells "D[m][n]".
-std::vector<std::vector<std::pair<int, int>>> readDTable(const std::string &path) {
-  std::ifstream f(path);
-  std::vector<std::vector<std::pair<int, int>>> rows;
-  std::string line;
-  if (!f || !std::getline(f, line))
-    return rows;
-  static const std::regex cell("D\\[([0-9]+)\\]\\[([0-9]+)\\]");
-  while (std::getline(f, line)) {
-    std::vector<std::pair<int, int>> r;
-    for (std::sregex_iterator it(line.begin(), line.end(), cell), end; it != end; ++it)
-      r.push_back({std::stoi((*it)[1]), std::stoi((*it)[2])});
-    rows.push_back(r);
-  }
-  return rows;
-}
-
 // A[m][0] = m, A[m][1] = 1, B[0][n] = 256, B[1][n] = n, zeros elsewhere: D[m][n]
 // = 256 m + n (exact), so each lane's register r names the element it holds.
 TEST(WgmmaFragment, AccumulatorMatchesThePtxTable) {
@@ -200,13 +171,12 @@ TEST(WgmmaFragment, AccumulatorMatchesThePtxTable) {
     auto *A = (uint16_t *)emu->allocate(64 * 64 * 2), *B = (uint16_t *)emu->allocate(64 * n * 2);
     auto *out = (float *)emu->allocate(128 * n / 2 * 4);
     for (int i = 0; i < 64 * 64; ++i)
-      A[i] = toBf16(i % 64 == 0 ? (float)(i / 64) : i % 64 == 1 ? 1.0f : 0.0f);
+      A[i] = bf16Bits(i % 64 == 0 ? (float)(i / 64) : i % 64 == 1 ? 1.0f : 0.0f);
     for (int i = 0; i < 64 * n; ++i)
-      B[i] = toBf16(i / n == 0 ? 256.0f : i / n == 1 ? (float)(i % n) : 0.0f);
+      B[i] = bf16Bits(i / n == 0 ? 256.0f : i / n == 1 ? (float)(i % n) : 0.0f);
     LaunchReport rep = launchOrFail(*emu, *kern, {{1, 1, 1}, 128}, {Arg::pointer(A), Arg::pointer(B), Arg::pointer(out)});
     EXPECT_TRUE(rep.clean()) << rep.summary();
-    auto table = readDTable(std::string(TILEC_MATRIX_LAYOUTS_DIR) + "/ptx/wgmma.mma_async.sync.aligned.m64n" +
-                            std::to_string(n) + "k16.f32.bf16.bf16.D.csv");
+    auto table = readLayout("ptx/wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.bf16.bf16.D.csv").cells;
     ASSERT_EQ(table.size(), 128u);
     for (int l = 0; l < 128; ++l) {
       ASSERT_EQ((int)table[l].size(), n / 2);
@@ -263,7 +233,7 @@ AsyncRun runAsync(int mode) {
   auto *A = (uint16_t *)emu->allocate(64 * 64 * 2);
   auto *out = (float *)emu->allocate(256 * 4);
   for (int i = 0; i < 64 * 64; ++i)
-    A[i] = toBf16(1.0f);
+    A[i] = bf16Bits(1.0f);
   for (int i = 0; i < 256; ++i)
     out[i] = -1.0f;
   AsyncRun r;

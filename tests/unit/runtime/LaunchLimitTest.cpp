@@ -46,7 +46,7 @@ TEST(LaunchLimit, TheLimitIsTheOffsetOfElementsOutsideTheTensor) {
   EXPECT_NE(launchError("f8E4M3FNUZ", {1, tilec::kMaxTensorBytes + 1}), "");
   EXPECT_EQ(launchError("bf16", {2, tilec::kMaxTensorBytes / 4}), "");
   EXPECT_NE(launchError("bf16", {2, tilec::kMaxTensorBytes / 4 + 1}), "");
-  EXPECT_EQ(tilec::kMaxTensorBytes, 0x7fffffff & ~3) << "tl::Global::outside in lib/Emit/prelude/tilec_tiles.h";
+  EXPECT_EQ(tilec::kMaxTensorBytes, 0x7fffffff & ~3) << "tl::Global::outside in lib/Emit/prelude/tilec_global.h";
 }
 
 TEST(LaunchLimit, AByteCountPastInt64IsRefusedToo) {

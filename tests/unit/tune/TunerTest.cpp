@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 using namespace tilec;
@@ -114,6 +116,38 @@ TEST(Tuner, SmallGemmPicksACleanConfig_gfx942) {
   Result<TuneResult> other = tuneShippedKernel(kernels::gemmKernelInfo(), shape(1024, 512, 512), options(dir));
   ASSERT_TRUE(other) << other.error();
   EXPECT_FALSE(other->fromCache);
+}
+
+// What the tuner searches is what the gemm kernel's parameter schema marks
+// as tuning parameters, in -p order.
+TEST(Tuner, GemmSchemaTuningParametersAreTheSpaces) {
+  std::vector<std::string> tuning;
+  for (const kernels::KernelParam &kp : kernels::gemmKernelInfo().params)
+    if (kp.role == kernels::ParamRole::Tuning)
+      tuning.push_back(kp.name);
+  EXPECT_EQ(tuning, gemmTuningParams());
+}
+
+// The cache key's code part holds every gemm parameter (given or defaulted)
+// but the problem's sizes and scales, which the shape class and the kernel's
+// arguments carry, and the tuning parameters; a given one is pinned instead.
+TEST(Tuner, CodeKeyHoldsTheSchemasCodeParameters) {
+  kernels::KernelParams ps = shape(500, 512, 300);
+  ps["dtype"] = "f16";
+  ps["block_m"] = "64";
+  Result<TunableGemm> g = kernels::tunableGemm(kernels::gemmKernelInfo(), ps);
+  ASSERT_TRUE(g) << g.error();
+  std::map<std::string, std::string> key;
+  std::stringstream ss(g->codeKey);
+  for (std::string item; std::getline(ss, item, ';');)
+    key[item.substr(0, item.find('='))] = item.substr(item.find('=') + 1);
+  const std::set<std::string> notInKey = {"M",     "N",       "K",      "scale_a", "scale_b", "block_m",
+                                           "block_n", "block_k", "waves", "stages",  "split_k"};
+  for (const kernels::KernelParam &kp : kernels::gemmKernelInfo().params)
+    EXPECT_EQ(key.count(kp.name), notInKey.count(kp.name) ? 0u : 1u) << kp.name;
+  EXPECT_EQ(key["dtype"], "f16");
+  EXPECT_EQ(key["out"], "f32");  // a default
+  EXPECT_EQ(g->pinned, (std::map<std::string, int64_t>{{"block_m", 64}}));
 }
 
 TEST(Tuner, GivenTuningParametersArePinned) {
