@@ -78,6 +78,49 @@ static std::string reduceInit(tile::ReduceKind k) {
   return "";
 }
 
+/// The staged loads (register prefetches) of a loop's body and the body's
+/// arith ops that compute their indices, in body order; false when a staged
+/// load lies in a nested region or its tile is allocated in the loop, or an
+/// index is not affine in the induction variable (the loop is then not
+/// split).
+static bool stagedLoadSlice(scf::ForOp loop, SmallVectorImpl<tile::LoadOp> &loads,
+                            SmallVectorImpl<Operation *> &slice) {
+  Block &body = *loop.getBody();
+  bool ok = true;
+  loop.walk([&](tile::LoadOp l) {
+    auto t = cast<tile::TileType>(l.getDest().getType());
+    auto dst = allocOf(l.getDest());
+    auto layout = dst ? dst->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
+    if (t.isLds() || !layout || layout.getValue() != "staging")
+      return;
+    ok &= l->getBlock() == &body && !loop->isAncestor(dst);
+    loads.push_back(l);
+  });
+  llvm::DenseSet<Operation *> in;
+  SmallVector<Value> work;
+  for (tile::LoadOp l : loads)
+    work.append(l.getIndices().begin(), l.getIndices().end());
+  while (ok && !work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || !loop->isAncestor(def) || in.contains(def))
+      continue;  // the induction variable, or a value of the enclosing code
+    // Affine in the induction variable (sums, differences, multiples by
+    // constants): each window's inside test is then a set of linear
+    // inequalities in it, so the iterations that pass form one interval.
+    auto constant = [](Value x) { return getConstantIntValue(x).has_value(); };
+    ok = def->getBlock() == &body &&
+         (isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::IndexCastOp>(def) ||
+          (isa<arith::MulIOp>(def) && (constant(def->getOperand(0)) || constant(def->getOperand(1)))));
+    in.insert(def);
+    work.append(def->getOperands().begin(), def->getOperands().end());
+  }
+  for (Operation &op : body)
+    if (in.contains(&op))
+      slice.push_back(&op);
+  return ok && !loads.empty();
+}
+
 LogicalResult Emitter::emitMap(tile::MapOp m) {
   std::string s;
   if (Value sv = m.getScalarValue())
@@ -271,8 +314,12 @@ LogicalResult Emitter::emitOp(Operation &op) {
             pinned = true;
             loop.walk([&](tile::GemmOp g) { pinned &= !g->hasAttr(pattr::kInterleaveVmem); });
           }
-          line() << (pinned ? "tl::load_staging<true>(" : "tl::load_staging(") << name(l.getDest()) << ", "
-                 << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
+          const bool inside = loadsInside.contains(l);
+          line() << (inside ? (pinned ? "tl::load_staging<true, true>(" : "tl::load_staging<false, true>(")
+                     : pinned ? "tl::load_staging<true>("
+                              : "tl::load_staging(")
+                 << name(l.getDest()) << ", " << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", "
+                 << c << ");\n";
           return success();
         }
         const int64_t run = loadVecOf(l.getDest());
@@ -464,21 +511,100 @@ LogicalResult Emitter::emitOp(Operation &op) {
           // The counter's steps as constants where the loop's step is one.
           auto constStep = getConstantIntValue(loop.getStep());
           auto times = [&](int n) { return constStep ? std::to_string(n * *constStep) : std::to_string(n) + " * " + step; };
-          line() << "for (int " << base << " = " << name(loop.getLowerBound()) << "; " << base << " < " << ub << "; "
-                 << base << " += " << times(unroll) << ") {\n";
-          ++indent;
-          line() << "__builtin_assume(" << base << " >= 0);\n";
-          for (int u = 0; u < unroll; ++u) {
-            iv = fresh("i");
-            names[loop.getInductionVar()] = iv;
-            line() << "const int " << iv << " = " << (u ? base + " + " + times(u) : base) << ";\n";
-            line() << (u ? "if (" + iv + " < " + ub + ") {\n" : std::string("{\n"));
+          SmallVector<tile::LoadOp> staged;
+          SmallVector<Operation *> slice;
+          // Emits the loop's S copies per iteration from `base` on; Interior:
+          // every copy runs, its staged loads untested.
+          auto emitCopies = [&](bool interior) -> LogicalResult {
             ++indent;
-            if (failed(emitBlock(*loop.getBody())))
-              return failure();
+            line() << "__builtin_assume(" << base << " >= 0);\n";
+            if (interior)
+              for (tile::LoadOp l : staged)
+                loadsInside.insert(l);
+            for (int u = 0; u < unroll; ++u) {
+              iv = fresh("i");
+              names[loop.getInductionVar()] = iv;
+              line() << "const int " << iv << " = " << (u ? base + " + " + times(u) : base) << ";\n";
+              line() << (u && !interior ? "if (" + iv + " < " + ub + ") {\n" : std::string("{\n"));
+              ++indent;
+              if (failed(emitBlock(*loop.getBody())))
+                return failure();
+              --indent;
+              line() << "}\n";
+            }
+            loadsInside.clear();
             --indent;
             line() << "}\n";
+            return success();
+          };
+          if (!stagedLoadSlice(loop, staged, slice)) {
+            line() << "for (int " << base << " = " << name(loop.getLowerBound()) << "; " << base << " < " << ub << "; "
+                   << base << " += " << times(unroll) << ") {\n";
+            return emitCopies(false);
           }
+          // A loop with staged loads runs in two parts. The interior loop
+          // takes the iterations from the first whose copies all run and
+          // whose staged loads all read windows inside their tensors; there
+          // the loads skip their bounds tests (tl::load_staging's Inside).
+          // The rest (the last tiles, whose prefetches reach past the end,
+          // and ragged edges) runs the tested body after it, one copy per
+          // iteration (a few iterations: the code stays small). The main
+          // loop holds no test and no branch around the tested loads.
+          line() << "int " << base << " = " << name(loop.getLowerBound()) << ";\n";
+          // Whether the iteration from `first` on is interior: the index
+          // arithmetic of its staged loads, evaluated for each copy.
+          const std::string first = fresh("u"), interior = first + "_interior", end = first + "_end",
+                            stride = first + "_stride";
+          line() << "const auto " << interior << " = [&](int " << first << ") {\n";
+          ++indent;
+          std::vector<std::string> tests;
+          for (int u = 0; u < unroll; ++u) {
+            names[loop.getInductionVar()] = u ? "(" + first + " + " + times(u) + ")" : first;
+            for (Operation *op : slice)
+              if (failed(emitArith(*op)))
+                return failure();
+            for (tile::LoadOp l : staged)
+              tests.push_back("tl::staging_inside(" + name(l.getDest()) + ", " + name(l.getSource()) + "_g, " +
+                              name(l.getIndices()[0]) + ", " +
+                              (l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0") + ")");
+          }
+          for (size_t t = 0; t < tests.size(); ++t)
+            line() << (t ? "     & " : "return ") << tests[t] << (t + 1 < tests.size() ? "\n" : ";\n");
+          --indent;
+          line() << "};\n";
+          // The interior iterations are one interval (the indices are
+          // affine), so a binary search from the first finds where it ends,
+          // once, before the loops: the interior loop is counted and tests
+          // nothing per iteration.
+          line() << "const int " << stride << " = " << times(unroll) << ";\n";
+          line() << "int " << end << " = " << base << ";\n";
+          line() << "if (" << base << " + " << times(unroll - 1) << " < " << ub << " && " << interior << "(" << base
+                 << ")) {\n";
+          ++indent;
+          line() << "int lo = 0, hi = (" << ub << " - " << base << " - " << times(unroll - 1) << " - 1) / " << stride
+                 << ";  // the last interior iteration lies in [lo, hi]\n";
+          line() << "while (lo < hi) {\n";
+          line() << "  const int mid = lo + (hi - lo + 1) / 2;\n";
+          line() << "  if (" << interior << "(" << base << " + mid * " << stride << "))\n";
+          line() << "    lo = mid;\n";
+          line() << "  else\n";
+          line() << "    hi = mid - 1;\n";
+          line() << "}\n";
+          line() << end << " = " << base << " + (lo + 1) * " << stride << ";\n";
+          --indent;
+          line() << "}\n";
+          line() << "// interior: the staged loads' windows lie inside their tensors, no bounds tests\n";
+          line() << "for (; " << base << " < " << end << "; " << base << " += " << stride << ") {\n";
+          if (failed(emitCopies(true)))
+            return failure();
+          iv = fresh("i");
+          names[loop.getInductionVar()] = iv;
+          line() << "// the rest: bounds-tested loads, one copy per iteration\n";
+          line() << "for (int " << iv << " = " << base << "; " << iv << " < " << ub << "; " << iv << " += " << step
+                 << ") {\n";
+          ++indent;
+          if (failed(emitBlock(*loop.getBody())))
+            return failure();
           --indent;
           line() << "}\n";
           return success();

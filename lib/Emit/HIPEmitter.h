@@ -8,6 +8,7 @@
 #include "Dialect/Tile/TileDialect.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -47,6 +48,9 @@ private:
   int counter = 0;
   int threads = 0;
   int ptxVersion = 0;  // the newest PTX ISA version (times 10) an instruction of the kernel needs
+  /// Staged loads being emitted in a loop copy whose windows were tested to lie
+  /// inside their tensors (the interior loop of a pipelined AMD loop).
+  llvm::DenseSet<Operation *> loadsInside;
 
   llvm::raw_ostream &line() { return os.indent(indent * 2); }
   std::string fresh(StringRef prefix) { return (prefix + llvm::Twine(counter++)).str(); }

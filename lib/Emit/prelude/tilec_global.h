@@ -130,6 +130,23 @@ template <class T, unsigned Flags> struct Global {
     else
       return hw::buffer_load_b8(rsrc, off);
   }
+#if TL_HW_HAS_SOFFSET
+  /// One access of Bytes bytes at byte offset `off` + `soff`, `soff`
+  /// wave-uniform (the SGPR offset); the access must lie wholly inside the
+  /// buffer (the range check sees only `off` on gfx9).
+  template <int Bytes> TL_INLINE raw_t<Bytes> load_at(int off, int soff) const {
+    if constexpr (Bytes == 16)
+      return hw::buffer_load_b128(rsrc, off, soff);
+    else if constexpr (Bytes == 8)
+      return hw::buffer_load_b64(rsrc, off, soff);
+    else if constexpr (Bytes == 4)
+      return hw::buffer_load_b32(rsrc, off, soff);
+    else if constexpr (Bytes == 2)
+      return hw::buffer_load_b16(rsrc, off, soff);
+    else
+      return hw::buffer_load_b8(rsrc, off, soff);
+  }
+#endif
   /// The Bytes bytes at byte offset `at` (an address aligned to Bytes; `at`
   /// may lie before the buffer), each byte outside the buffer reading 0: one
   /// access where the piece lies wholly in or wholly out, else (the buffer's

@@ -57,17 +57,22 @@ template <int Mask> TL_INLINE void sched_barrier() {
 template <int Priority> TL_INLINE void s_setprio() { __builtin_amdgcn_s_setprio(Priority); }
 
 // --- buffer resources (docs/hardware.md section 4) --------------------------------------
+// Loads take a VGPR byte offset `off` and a wave-uniform SGPR byte offset
+// `soff` (soffset). gfx9 checks only `off` against num_records, so callers
+// pass a nonzero `soff` only for accesses that lie wholly inside the buffer,
+// where the targets' range checks agree.
+#define TL_HW_HAS_SOFFSET 1
 #if __has_builtin(__builtin_amdgcn_make_buffer_rsrc)
 // clang >= 19: typed buffer resources and builtins.
 typedef __amdgpu_buffer_rsrc_t rsrc_t;
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   return __builtin_amdgcn_make_buffer_rsrc((void *)p, 0, numRecordsBytes, flags);
 }
-TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b8(r, off, 0, 0); }
-TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b16(r, off, 0, 0); }
-TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b32(r, off, 0, 0); }
-TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b64(r, off, 0, 0); }
-TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) { return __builtin_amdgcn_raw_buffer_load_b128(r, off, 0, 0); }
+TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off, int soff = 0) { return __builtin_amdgcn_raw_buffer_load_b8(r, off, soff, 0); }
+TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off, int soff = 0) { return __builtin_amdgcn_raw_buffer_load_b16(r, off, soff, 0); }
+TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off, int soff = 0) { return __builtin_amdgcn_raw_buffer_load_b32(r, off, soff, 0); }
+TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off, int soff = 0) { return __builtin_amdgcn_raw_buffer_load_b64(r, off, soff, 0); }
+TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off, int soff = 0) { return __builtin_amdgcn_raw_buffer_load_b128(r, off, soff, 0); }
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b8(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b16(v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { __builtin_amdgcn_raw_buffer_store_b32(v, r, off, 0, 0); }
@@ -97,11 +102,11 @@ TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   r.w = (int)flags;                       // word 3 flags
   return r;
 }
-TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return (unsigned char)tl_raw_buffer_load_i8(r, off, 0, 0); }
-TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)tl_raw_buffer_load_i16(r, off, 0, 0); }
-TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return (unsigned)tl_raw_buffer_load_i32(r, off, 0, 0); }
-TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off) { return __builtin_bit_cast(uint2_t, tl_raw_buffer_load_v2i32(r, off, 0, 0)); }
-TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) { return __builtin_bit_cast(uint4_t, tl_raw_buffer_load_v4i32(r, off, 0, 0)); }
+TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off, int soff = 0) { return (unsigned char)tl_raw_buffer_load_i8(r, off, soff, 0); }
+TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off, int soff = 0) { return (unsigned short)tl_raw_buffer_load_i16(r, off, soff, 0); }
+TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off, int soff = 0) { return (unsigned)tl_raw_buffer_load_i32(r, off, soff, 0); }
+TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off, int soff = 0) { return __builtin_bit_cast(uint2_t, tl_raw_buffer_load_v2i32(r, off, soff, 0)); }
+TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off, int soff = 0) { return __builtin_bit_cast(uint4_t, tl_raw_buffer_load_v4i32(r, off, soff, 0)); }
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { tl_raw_buffer_store_i8((char)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b16(unsigned short v, rsrc_t r, int off) { tl_raw_buffer_store_i16((short)v, r, off, 0, 0); }
 TL_INLINE void buffer_store_b32(unsigned v, rsrc_t r, int off) { tl_raw_buffer_store_i32((int)v, r, off, 0, 0); }

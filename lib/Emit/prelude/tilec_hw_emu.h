@@ -139,17 +139,33 @@ typedef tl_emu_rsrc rsrc_t;
 TL_INLINE rsrc_t make_rsrc(const void *p, int numRecordsBytes, unsigned flags) {
   return rsrc_t{p, (unsigned)numRecordsBytes, flags};
 }
-TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off) { return (unsigned char)emu->buffer_load(&r, off, 1); }
-TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off) { return (unsigned short)emu->buffer_load(&r, off, 2); }
-TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off) { return emu->buffer_load(&r, off, 4); }
-TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off) {
+#define TL_HW_HAS_SOFFSET 1
+/// The resource as the hardware addresses it with an SGPR offset: `soff`
+/// bytes further on, num_records unchanged (gfx9 checks only the VGPR offset;
+/// tilec passes a nonzero `soff` only for accesses wholly inside the buffer).
+TL_INLINE rsrc_t with_soffset(rsrc_t r, int soff) { return rsrc_t{(const char *)r.base + soff, r.numRecords, r.flags}; }
+TL_INLINE unsigned char buffer_load_b8(rsrc_t r, int off, int soff = 0) {
+  const rsrc_t s = with_soffset(r, soff);
+  return (unsigned char)emu->buffer_load(&s, off, 1);
+}
+TL_INLINE unsigned short buffer_load_b16(rsrc_t r, int off, int soff = 0) {
+  const rsrc_t s = with_soffset(r, soff);
+  return (unsigned short)emu->buffer_load(&s, off, 2);
+}
+TL_INLINE unsigned buffer_load_b32(rsrc_t r, int off, int soff = 0) {
+  const rsrc_t s = with_soffset(r, soff);
+  return emu->buffer_load(&s, off, 4);
+}
+TL_INLINE uint2_t buffer_load_b64(rsrc_t r, int off, int soff = 0) {
+  const rsrc_t s = with_soffset(r, soff);
   uint2_t v;
-  emu->buffer_load_vec(&r, off, 8, &v);
+  emu->buffer_load_vec(&s, off, 8, &v);
   return v;
 }
-TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off) {
+TL_INLINE uint4_t buffer_load_b128(rsrc_t r, int off, int soff = 0) {
+  const rsrc_t s = with_soffset(r, soff);
   uint4_t v;
-  emu->buffer_load_vec(&r, off, 16, &v);
+  emu->buffer_load_vec(&s, off, 16, &v);
   return v;
 }
 TL_INLINE void buffer_store_b8(unsigned char v, rsrc_t r, int off) { emu->buffer_store(&r, off, 1, v); }

@@ -88,9 +88,26 @@ template <int R, int C, int Vec, int Block> TL_INLINE int block_col(int b) {
 /// Realigned runs of a window inside the tensor and the buffer (all but the
 /// edge tiles) skip every bounds test. Pinned: nothing is scheduled across
 /// the end of the call (sched_barrier).
-template <bool Pinned = false, class T, int R, int C, int Threads, int V, int B, bool RA, class G>
+template <bool Pinned = false, bool Inside = false, class T, int R, int C, int Threads, int V, int B, bool RA, class G>
 TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B, RA> &s, const G &g, int r0, int c0) {
-  if constexpr (RA) {
+  if constexpr (Inside && !RA) {
+    // The window lies inside the tensor (staging_inside holds): no bounds
+    // tests, and the window's offset is the loads' wave-uniform SGPR offset,
+    // so each lane's VGPR offset is the same for every window (computed once,
+    // outside a loop) instead of a compare, a select and an add per load.
+    // Every access lies wholly inside the buffer, where the range check
+    // (which on gfx9 does not see the SGPR offset) passes either way.
+    const int tile = (g.origin + r0 * g.pitch + c0) * (int)sizeof(T);
+    TL_UNROLL
+    for (int j = 0; j < s.perThread / B; ++j) {
+      const int b = thread_id() + j * Threads;
+      if (s.blocks % Threads == 0 || b < s.blocks)
+        TL_UNROLL
+        for (int q = 0; q < B; ++q)
+          s.v[j * B + q] = g.template load_at<V * (int)sizeof(T)>(
+              ((block_row<R, C, V, B>(b) + q) * g.pitch + block_col<R, C, V, B>(b)) * (int)sizeof(T), tile);
+    }
+  } else if constexpr (RA) {
     const bool inside = g.template inside<R, C>(r0, c0);
     TL_UNROLL
     for (int j = 0; j < s.perThread; ++j) {
@@ -116,6 +133,13 @@ TL_INLINE void load_staging(Staging<T, R, C, Threads, V, B, RA> &s, const G &g, 
   // pipelined loop's matrix instructions, to just before the wait for them).
   if constexpr (Pinned)
     hw::sched_barrier<0>();
+}
+
+/// Whether the window load_staging(s, g, r0, c0) reads lies inside g: its
+/// loads need no bounds tests (load_staging's Inside).
+template <class T, int R, int C, int Threads, int V, int B, bool RA, class G>
+TL_INLINE bool staging_inside(const Staging<T, R, C, Threads, V, B, RA> &, const G &g, int r0, int c0) {
+  return (r0 >= 0) & (c0 >= 0) & (r0 <= g.rows - R) & (c0 <= g.cols - C);
 }
 
 /// Writes a staged tile into LDS.
