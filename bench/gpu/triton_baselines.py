@@ -16,8 +16,9 @@ NAME = "triton"
 TUNE_WARMUP, TUNE_REPS = 2, 10
 
 # Hopper-sized tiles for bf16: 128 x 256 and 128 x 128 tiles over 8 warps (two
-# warpgroups) and 4 warps, deep K pipelines, smaller tiles for narrow shapes
-# (M of 16: a 64-row tile is the smallest warpgroup MMA).
+# warpgroups) and 4 warps, deep K pipelines; 64-row tiles (one warpgroup MMA)
+# for mid-sized shapes, and a 16-row one for decode-like M (16 x 4096 x 4096),
+# where a 64-row tile would compute three rows of padding for every real one.
 GEMM_CONFIGS = [
     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4},
@@ -25,6 +26,7 @@ GEMM_CONFIGS = [
     {"BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
     {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_M": 16, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
 ]
 # BLOCK_M a multiple of BLOCK_N (the causal kernel's unmasked/diagonal split).
 ATTENTION_CONFIGS = [

@@ -15,7 +15,8 @@ and walks the keys BLOCK_N at a time with the online softmax: a running row
 maximum m and row sum l in base 2 (exp2 of scores pre-multiplied by log2 e),
 the accumulator rescaled by exp2(m_old - m_new) whenever the maximum grows,
 and divided by l once at the end. Causal programs skip the key blocks above
-the diagonal and mask only the blocks the diagonal crosses. Head sizes that
+the diagonal and mask only the blocks the diagonal crosses; keys past the
+sequence are masked only when its length is not a multiple of BLOCK_N. Head sizes that
 are not powers of two (192) are padded to the next one with masked loads (the
 padding adds zeros to every dot product).
 """
@@ -61,8 +62,9 @@ def gemm_kernel(a_ptr, w_ptr, c_ptr, M, N, K,
 def _attend_keys(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd, stride_vn, stride_vd,
                  rows, start, stop, seq, qk_scale,
                  HEAD_DQ: tl.constexpr, HEAD_DV: tl.constexpr, BLOCK_DQ: tl.constexpr, BLOCK_DV: tl.constexpr,
-                 BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr):
-    """Folds key blocks [start, stop) into the running (acc, m, l) of the rows."""
+                 BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr, SEQ_MASK: tl.constexpr):
+    """Folds key blocks [start, stop) into the running (acc, m, l) of the rows;
+    SEQ_MASK: the last block runs past seq (scores of keys beyond it masked)."""
     dq = tl.arange(0, BLOCK_DQ)
     dv = tl.arange(0, BLOCK_DV)
     for n0 in range(start, stop, BLOCK_N):
@@ -74,10 +76,10 @@ def _attend_keys(acc, m_i, l_i, q, k_base, v_base, stride_kn, stride_kd, stride_
         v = tl.load(v_base + cols[:, None] * stride_vn + dv[None, :] * stride_vd,
                     mask=in_seq[:, None] & (dv[None, :] < HEAD_DV), other=0.0)
         s = tl.dot(q, kt) * qk_scale   # log2 units
-        keep = in_seq[None, :]
+        if SEQ_MASK:
+            s = tl.where(in_seq[None, :], s, float("-inf"))
         if CAUSAL_MASK:
-            keep = keep & (cols[None, :] <= rows[:, None])
-        s = tl.where(keep, s, float("-inf"))
+            s = tl.where(cols[None, :] <= rows[:, None], s, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, 1))
         p = tl.math.exp2(s - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)
@@ -94,8 +96,10 @@ def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, heads, sm_scale,
                      stride_vb, stride_vh, stride_vs, stride_vd,
                      stride_ob, stride_oh, stride_os, stride_od,
                      HEAD_DQ: tl.constexpr, HEAD_DV: tl.constexpr, BLOCK_DQ: tl.constexpr, BLOCK_DV: tl.constexpr,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    tile_m = tl.program_id(0)
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr, SEQ_MASK: tl.constexpr):
+    # The last query blocks first: causal ones attend to the most keys, and
+    # starting them first keeps the tail of the grid short.
+    tile_m = tl.num_programs(0) - 1 - tl.program_id(0)
     bh = tl.program_id(1)
     b = bh // heads
     h = bh % heads
@@ -119,14 +123,14 @@ def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, heads, sm_scale,
         diagonal = tile_m * BLOCK_M
         acc, m_i, l_i = _attend_keys(acc, m_i, l_i, q, k_base, v_base, stride_ks, stride_kd, stride_vs, stride_vd,
                                      rows, 0, diagonal, seq, qk_scale, HEAD_DQ, HEAD_DV, BLOCK_DQ, BLOCK_DV,
-                                     BLOCK_N, False)
+                                     BLOCK_N, False, False)
         acc, m_i, l_i = _attend_keys(acc, m_i, l_i, q, k_base, v_base, stride_ks, stride_kd, stride_vs, stride_vd,
                                      rows, diagonal, tl.minimum(diagonal + BLOCK_M, seq), seq, qk_scale,
-                                     HEAD_DQ, HEAD_DV, BLOCK_DQ, BLOCK_DV, BLOCK_N, True)
+                                     HEAD_DQ, HEAD_DV, BLOCK_DQ, BLOCK_DV, BLOCK_N, True, SEQ_MASK)
     else:
         acc, m_i, l_i = _attend_keys(acc, m_i, l_i, q, k_base, v_base, stride_ks, stride_kd, stride_vs, stride_vd,
                                      rows, 0, seq, seq, qk_scale, HEAD_DQ, HEAD_DV, BLOCK_DQ, BLOCK_DV,
-                                     BLOCK_N, False)
+                                     BLOCK_N, False, SEQ_MASK)
     o = acc / l_i[:, None]
     tl.store(o_base + rows[:, None] * stride_os + dv[None, :] * stride_od, o.to(o_ptr.dtype.element_ty),
              mask=(rows[:, None] < seq) & (dv[None, :] < HEAD_DV))
@@ -150,5 +154,6 @@ def attention(q, k, v, o, causal, scale, cfg):
     grid = (triton.cdiv(S, cfg["BLOCK_M"]), B * H)
     attention_kernel[grid](q, k, v, o, S, H, scale, *q.stride(), *k.stride(), *v.stride(), *o.stride(),
                            HEAD_DQ=D, HEAD_DV=Dv, BLOCK_DQ=triton.next_power_of_2(D),
-                           BLOCK_DV=triton.next_power_of_2(Dv), CAUSAL=causal, **cfg)
+                           BLOCK_DV=triton.next_power_of_2(Dv), CAUSAL=causal,
+                           SEQ_MASK=S % cfg["BLOCK_N"] != 0, **cfg)
     return o
