@@ -33,7 +33,12 @@ import run   # noqa: E402
 interpret_triton = os.environ.get("TRITON_INTERPRET") == "1"
 if interpret_triton:
     import test_triton_cpu  # noqa: E402
+    import triton_baselines  # noqa: E402
     test_triton_cpu.widen_bf16_dot_operands()
+    # The interpreter takes minutes per attention case and configuration; two
+    # candidates exercise the autotuning (test_triton_cpu.py checks them all).
+    triton_baselines.GEMM_CONFIGS = [triton_baselines.GEMM_CONFIGS[0], triton_baselines.GEMM_CONFIGS[-1]]
+    triton_baselines.ATTENTION_CONFIGS = triton_baselines.ATTENTION_CONFIGS[-2:]
 
 plan.GEMM_SHAPES = [(64, 48, 40), (16, 40, 24)]
 plan.ATTN.update(batch=2, seq=40, head_dim=32)
