@@ -1,17 +1,23 @@
 """Compiles every job of plan.compile_jobs() for sm_90a into one bundle and
 writes plan.json beside it (job key -> kernel name, parameters, code-object
-report). Build machine only (needs tilec).
+report), and copies the harness (HARNESS) beside them. Build machine only
+(needs tilec).
 
-  python3 bench/gpu/make_bundle.py TILEC OUT_DIR     (writes OUT_DIR/bundle, OUT_DIR/plan.json)
+  python3 bench/gpu/make_bundle.py TILEC OUT_DIR     (writes OUT_DIR/bundle, OUT_DIR/plan.json, OUT_DIR/run.py ...)
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plan  # noqa: E402
+
+# What runs on the GPU machine: run.py and every module it imports.
+HARNESS = ["run.py", "cases.py", "harness.py", "setups_compute.py", "setups_memory.py", "triton_baselines.py",
+           "triton_kernels.py", "plan.py", "README.md"]
 
 
 def tilec(binary, kernel, params, *extra):
@@ -25,6 +31,10 @@ def main():
     binary, out = sys.argv[1], sys.argv[2]
     bundle = os.path.join(out, "bundle")
     os.makedirs(bundle, exist_ok=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.abspath(out) != here:
+        for name in HARNESS:
+            shutil.copy(os.path.join(here, name), os.path.join(out, name))
     jobs = plan.compile_jobs()
     kernels, skipped = {}, {}
     for i, (key, kernel, params, required) in enumerate(jobs, 1):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the H200 benchmark needs on a machine without LLVM or tilec, into
 # OUT_DIR (see bench/gpu/README.md):
-#   OUT_DIR/run.py, plan.py, README.md   the harness
+#   OUT_DIR/run.py, plan.py, ...        the harness (make_bundle.py's HARNESS)
 #   OUT_DIR/tilec/                       the Python package, with libtilec_rt.so beside it
 #   OUT_DIR/bundle/                      one sm_90a bundle of every configuration plan.py lists
 #   OUT_DIR/plan.json                    job key -> kernel name and code-object report
@@ -20,8 +20,7 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 rm -rf "$out/tilec" "$out/bundle" "$out/plan.json"
 
-echo "== the harness and the Python package"
-cp "$here/run.py" "$here/plan.py" "$here/README.md" "$out/"
+echo "== the Python package"
 mkdir -p "$out/tilec"
 cp "$root"/python/tilec/*.py "$out/tilec/"
 # The package loads libtilec_rt.so from beside itself (python/tilec/__init__.py).
@@ -29,7 +28,7 @@ cp -L "$build/lib/libtilec_rt.so" "$out/tilec/libtilec_rt.so"
 glibc=$(objdump -T "$out/tilec/libtilec_rt.so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1 || true)
 echo "   libtilec_rt.so needs $glibc at most (the GPU machine's glibc must be as new)"
 
-echo "== the sm_90a bundle"
+echo "== the sm_90a bundle and the harness"
 python3 "$here/make_bundle.py" "$build/bin/tilec" "$out"
 
 echo "== checking every launch of run.py against the manifest"

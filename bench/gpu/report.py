@@ -59,6 +59,23 @@ def load(paths):
     return meta, rows
 
 
+def triton_label(cfg):
+    """The autotuned Triton configuration, short: 128x256x64 g8 w8 s3."""
+    tiles = "x".join(str(cfg[k]) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K") if k in cfg)
+    return "%s%s w%s s%s" % (tiles, " g%s" % cfg["GROUP_M"] if "GROUP_M" in cfg else "", cfg.get("num_warps"),
+                             cfg.get("num_stages"))
+
+
+def triton_cell(r):
+    """The Triton peer's time, ratio and autotuned configuration, or why it is absent."""
+    ms = (r.get("baseline_ms") or {}).get("triton")
+    if ms:
+        chosen = ((r.get("baseline_config") or {}).get("triton") or {}).get("chosen")
+        return "%.3f (%.2fx) %s" % (ms, r["speedup_vs"]["triton"], triton_label(chosen) if chosen else "")
+    why = (r.get("baseline_rel_err") or {}).get("triton")
+    return str(why).splitlines()[0][:80] if why is not None else "-"
+
+
 def fmt_rate(r):
     return "%.0f %s" % (r["tilec_rate"], r["rate_unit"]) if "tilec_rate" in r else "-"
 
@@ -93,8 +110,11 @@ def main(args):
         w("")
         w("## %s" % fam)
         w("")
-        w("| shape | best tilec config | ok | rel err | tilec ms | rate | baselines: ms (ratio) |")
-        w("|---|---|---|---|---|---|---|")
+        # The Triton peer (autotuned in the run) gets a column of its own where it ran or was tried.
+        triton = any("triton" in (r.get("baseline_rel_err") or {}) for r in rows)
+        w("| shape | best tilec config | ok | rel err | tilec ms | rate | baselines: ms (ratio) |%s" % (
+            " Triton: ms (ratio), tuned config |" if triton else ""))
+        w("|---|---|---|---|---|---|---|%s" % ("---|" if triton else ""))
         shapes = []
         for r in rows:
             if r.get("shape") not in shapes:
@@ -107,13 +127,14 @@ def main(args):
             best = min(good or cands, key=lambda r: r["tilec_ms"]) if cands else None
             if not best:
                 errs = [r.get("error", "")[-120:].replace("\n", " ") for r in rows if r.get("shape") == s]
-                w("| %s | - | error | | | | %s |" % (s, errs[0] if errs else ""))
+                w("| %s | - | error | | | | %s |%s" % (s, errs[0] if errs else "", " |" if triton else ""))
                 continue
             err = ", ".join("%.1e" % v for v in best.get("rel_err", {}).values())
             bl = ", ".join("%s %.3f (%.2fx)" % (k, v, best["speedup_vs"][k])
-                           for k, v in best["baseline_ms"].items() if v)
-            w("| %s | %s | %s | %s | %.3f | %s | %s |" % (s, best.get("config"), "yes" if best.get("verified") else "NO",
-                                                        err, best["tilec_ms"], fmt_rate(best), bl))
+                           for k, v in best["baseline_ms"].items() if v and not (triton and k == "triton"))
+            w("| %s | %s | %s | %s | %.3f | %s | %s |%s" % (s, best.get("config"), "yes" if best.get("verified") else "NO",
+                                                          err, best["tilec_ms"], fmt_rate(best), bl,
+                                                          " %s |" % triton_cell(best) if triton else ""))
             for r in cands:
                 rep = (r.get("reports") or [{}])[0] or {}
                 m = model.get(row_key(r)) or {}
