@@ -183,11 +183,16 @@ TL_INLINE void reduce_rows(Rows<B> &dst, const A &src, Op op, bool accumulate, f
     TL_UNROLL
     for (int e = 0; e < RE; ++e) {
       float x = src.v[i][0][e];
-      for (int f = e + RE; f < A::E; f += RE)
-        x = op(x, src.v[i][0][f]);
-      for (int j = 1; j < A::TN; ++j)
-        for (int f = e; f < A::E; f += RE)
-          x = op(x, src.v[i][j][f]);
+      if constexpr (RE < A::E) {
+        for (int f = e + RE; f < A::E; f += RE)
+          x = op(x, src.v[i][0][f]);
+        for (int j = 1; j < A::TN; ++j)
+          for (int f = e; f < A::E; f += RE)
+            x = op(x, src.v[i][j][f]);
+      } else {
+        for (int j = 1; j < A::TN; ++j)
+          x = op(x, src.v[i][j][e]);
+      }
       part[i][e] = x;
     }
   if constexpr (quad_rows<typename A::atom>)
