@@ -1,5 +1,7 @@
 #include "Params.h"
 
+#include <charconv>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -186,6 +188,16 @@ std::string ParamReader::choice(const std::string &name) {
   if (!s || s->keywords.empty())
     return "";
   return s->isKeyword(raw(name)) ? raw(name) : s->keywords.front();
+}
+
+int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fallback) {
+  auto it = p.find(name);
+  if (it == p.end())
+    return fallback;
+  int64_t v = 0;
+  const char *end = it->second.data() + it->second.size();
+  auto [ptr, ec] = std::from_chars(it->second.data(), end, v);
+  return ec == std::errc() && ptr == end && v >= 1 && v <= (int64_t(1) << 20) ? v : fallback;
 }
 
 } // namespace tilec::kernels

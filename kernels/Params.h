@@ -17,6 +17,11 @@ namespace tilec::kernels {
 /// (ParamReader does that for the kernel that reads them).
 Result<KernelParams> parseParamFlags(const std::vector<std::string> &flags);
 
+/// The value of -p `name` if given as a number in [1, 2^20], else `fallback`
+/// (also for a malformed or out-of-range value: the entry's ParamReader
+/// reports that one). For target defaults that depend on the problem's size.
+int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fallback);
+
 /// Parameter values for one build: the given ones over the defaults, each
 /// checked against its declared ParamSpec when the reader is made (an unknown
 /// name or a bad value: error() describes the first, naming the kernel, the

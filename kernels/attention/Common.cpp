@@ -17,16 +17,6 @@ ParamSpec headDimSpec(std::vector<std::string> keywords) {
   return ParamSpec::oneOf(std::move(keywords));
 }
 
-int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fallback) {
-  auto it = p.find(name);
-  if (it == p.end())
-    return fallback;
-  int64_t v = 0;
-  const char *end = it->second.data() + it->second.size();
-  auto [ptr, ec] = std::from_chars(it->second.data(), end, v);
-  return ec == std::errc() && ptr == end && v >= 1 && v <= (int64_t(1) << 20) ? v : fallback;
-}
-
 std::pair<int64_t, int64_t> givenHeadDims(const KernelParams &p) {
   const int64_t d = givenInteger(p, "head_dim", 128);
   return {d, givenInteger(p, "head_dim_v", d)};

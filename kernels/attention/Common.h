@@ -24,10 +24,6 @@ std::optional<Error> kvHeadsError(const std::string &who, int64_t heads, int64_t
 /// DeepSeek's prefill ...), preceded by `keywords` (head_dim_v's "head_dim").
 ParamSpec headDimSpec(std::vector<std::string> keywords = {});
 
-/// The value of -p `name` if given as a number in [1, 2^20], else `fallback`
-/// (also for a malformed or out-of-range value: the entry's ParamReader
-/// reports that one).
-int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fallback);
 
 /// The head sizes -p asks for: head_dim (default 128) and head_dim_v (default head_dim).
 std::pair<int64_t, int64_t> givenHeadDims(const KernelParams &p);

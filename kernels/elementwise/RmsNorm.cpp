@@ -224,10 +224,13 @@ KernelInfo rmsNormKernelInfo() {
         return p.ok() && !(run.scale > 0) ? "kernel 'rms_norm': scale must be positive" : "";
       },
       buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps, run.scale); });
-  // NVIDIA targets store OCP fp8 (AMD's fnuz formats are an error there).
+  // NVIDIA targets store OCP fp8 (AMD's fnuz formats are an error there) and
+  // read a row once (nvidiaRowBlocking).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
-    if (t.vendor == Vendor::NVIDIA)
-      p.try_emplace("fp8_dtype", "e4m3");
+    if (t.vendor != Vendor::NVIDIA)
+      return;
+    p.try_emplace("fp8_dtype", "e4m3");
+    elementwise::nvidiaRowBlocking(p, "rows", givenInteger(p, "hidden", 4096));
   };
   return info;
 }

@@ -537,7 +537,13 @@ LogicalResult Emitter::emitOp(Operation &op) {
             line() << "}\n";
             return success();
           };
-          if (!stagedLoadSlice(loop, staged, slice)) {
+          // The split is for loops of one gemm (GEMM, MoE experts): in a loop
+          // of more (attention's S and P V, with its softmax between them)
+          // a third copy of the body costs registers the wave32 targets do
+          // not have (gfx1151 spills).
+          int gemms = 0;
+          loop.getBody()->walk([&](tile::GemmOp) { ++gemms; });
+          if (gemms != 1 || !stagedLoadSlice(loop, staged, slice)) {
             line() << "for (int " << base << " = " << name(loop.getLowerBound()) << "; " << base << " < " << ub << "; "
                    << base << " += " << times(unroll) << ") {\n";
             return emitCopies(false);

@@ -294,8 +294,18 @@ template <class A, class G> TL_INLINE void scatter(const Rows<A> &v, const Rows<
 /// Attention masking (tile.mask): element (i, j) scores query position
 /// row0 + i against key position col0 + j; it becomes -inf when the key is at
 /// or past col_end, or (Causal) after the query, or (Window > 0) Window or
-/// more positions before it.
+/// more positions before it. A block that keeps every element (the key
+/// blocks inside the sequence, before the diagonal and within the window:
+/// all but the edges) skips the per-element tests on one uniform branch.
 template <bool Causal, int Window, class A> TL_INLINE void mask(A &s, int row0, int col0, int col_end) {
+  const int lastKey = col0 + A::cols - 1;
+  bool keepsAll = lastKey < col_end;
+  if constexpr (Causal)
+    keepsAll = keepsAll && lastKey <= row0;
+  if constexpr (Window > 0)
+    keepsAll = keepsAll && col0 > row0 + A::rows - 1 - Window;
+  if (keepsAll)
+    return;
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
