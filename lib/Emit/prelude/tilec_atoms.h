@@ -325,6 +325,20 @@ template <class In, int N_> struct Wgmma64xNx16 {
 template <class In, int N> inline constexpr bool is_warpgroup_atom<Wgmma64xNx16<In, N>> = true;
 template <class In, int N> inline constexpr int row_slots<Wgmma64xNx16<In, N>> = 4;
 
+/// Opens a group of wgmma on C: the proxy fence makes the LDS tiles' writes
+/// (made visible to this thread by the barrier before) visible to wgmma's
+/// reads, and C's registers are pinned before wgmma.fence orders their
+/// earlier accesses.
+template <class A> TL_INLINE void wgmma_begin(A &c) {
+  hw::fence_proxy_async();
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      hw::wgmma_fence_operand(c.v[i][j]);
+  hw::wgmma_fence();
+}
+
 /// Issues C += A * B with wgmma from LDS tiles A (Rows x K, K-major) and B
 /// (K x Cols, MN-major, or Cols x K K-major when TransposeB), each warpgroup
 /// its (Rows / WM) x (Cols / WN) block, as one group of instructions that
@@ -339,13 +353,7 @@ template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE vo
   static_assert(TransposeB ? WB::k_major : WB::mn_major,
                 "wgmma: B's LDS layout is not a canonical swizzled layout (tilec-allocate-lds)");
   static_assert(LA::cols % Atom::K == 0, "wgmma: K is a multiple of 16");
-  hw::fence_proxy_async();
-  TL_UNROLL
-  for (int i = 0; i < A::TM; ++i)
-    TL_UNROLL
-    for (int j = 0; j < A::TN; ++j)
-      hw::wgmma_fence_operand(c.v[i][j]);
-  hw::wgmma_fence();
+  wgmma_begin(c);
   TL_UNROLL
   for (int k0 = 0; k0 < LA::cols; k0 += Atom::K)
     TL_UNROLL

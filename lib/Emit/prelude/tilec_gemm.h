@@ -201,13 +201,7 @@ template <class Atom, bool TransposeB, class A, class P, class LB> TL_INLINE voi
         const unsigned hi = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][e + 1]));
         w[s][i][h] = lo | hi << 16;
       }
-  hw::fence_proxy_async();
-  TL_UNROLL
-  for (int i = 0; i < A::TM; ++i)
-    TL_UNROLL
-    for (int j = 0; j < A::TN; ++j)
-      hw::wgmma_fence_operand(c.v[i][j]);
-  hw::wgmma_fence();
+  wgmma_begin(c);
   TL_UNROLL
   for (int s = 0; s < Steps; ++s)
     TL_UNROLL
