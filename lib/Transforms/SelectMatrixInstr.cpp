@@ -7,7 +7,6 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <cmath>
-#include <functional>
 #include <tuple>
 
 namespace tilec {

@@ -305,24 +305,27 @@ template <int E> TL_INLINE void wgmma_fence_operand(wgmma_frag<E> &d) {
 
 /// Operand element types of wgmma_m64k16.
 enum class wgmma_type { bf16, f16 };
+/// The instruction for N (64, 128, 256) and T, written by ASM(N, N / 2, type).
+#define TL_WGMMA_DISPATCH(ASM)                         \
+  if constexpr (N == 64 && T == wgmma_type::bf16)      \
+    ASM(64, 32, "bf16");                               \
+  else if constexpr (N == 64)                          \
+    ASM(64, 32, "f16");                                \
+  else if constexpr (N == 128 && T == wgmma_type::bf16) \
+    ASM(128, 64, "bf16");                              \
+  else if constexpr (N == 128)                         \
+    ASM(128, 64, "f16");                               \
+  else if constexpr (T == wgmma_type::bf16)            \
+    ASM(256, 128, "bf16");                             \
+  else                                                 \
+    ASM(256, 128, "f16")
 /// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} (N = 64, 128, 256):
 /// d = A * B + (scaleD ? d : 0), A K-major (imm-trans-a 0), B K-major
 /// (BMnMajor false) or MN-major (BMnMajor true: imm-trans-b 1).
 template <wgmma_type T, int N, bool BMnMajor>
 TL_INLINE void wgmma_m64k16(wgmma_frag<N / 2> &d, unsigned long long a, unsigned long long b, int scaleD) {
   static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16: N is 64, 128 or 256");
-  if constexpr (N == 64 && T == wgmma_type::bf16)
-    TL_WGMMA_ASM(64, 32, "bf16");
-  else if constexpr (N == 64)
-    TL_WGMMA_ASM(64, 32, "f16");
-  else if constexpr (N == 128 && T == wgmma_type::bf16)
-    TL_WGMMA_ASM(128, 64, "bf16");
-  else if constexpr (N == 128)
-    TL_WGMMA_ASM(128, 64, "f16");
-  else if constexpr (T == wgmma_type::bf16)
-    TL_WGMMA_ASM(256, 128, "bf16");
-  else
-    TL_WGMMA_ASM(256, 128, "f16");
+  TL_WGMMA_DISPATCH(TL_WGMMA_ASM);
 }
 #undef TL_WGMMA_ASM
 
@@ -343,20 +346,10 @@ TL_INLINE void wgmma_m64k16(wgmma_frag<N / 2> &d, unsigned long long a, unsigned
 template <wgmma_type T, int N, bool BMnMajor>
 TL_INLINE void wgmma_m64k16_rs(wgmma_frag<N / 2> &d, const unsigned (&a)[4], unsigned long long b, int scaleD) {
   static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16_rs: N is 64, 128 or 256");
-  if constexpr (N == 64 && T == wgmma_type::bf16)
-    TL_WGMMA_RS_ASM(64, 32, "bf16");
-  else if constexpr (N == 64)
-    TL_WGMMA_RS_ASM(64, 32, "f16");
-  else if constexpr (N == 128 && T == wgmma_type::bf16)
-    TL_WGMMA_RS_ASM(128, 64, "bf16");
-  else if constexpr (N == 128)
-    TL_WGMMA_RS_ASM(128, 64, "f16");
-  else if constexpr (T == wgmma_type::bf16)
-    TL_WGMMA_RS_ASM(256, 128, "bf16");
-  else
-    TL_WGMMA_RS_ASM(256, 128, "f16");
+  TL_WGMMA_DISPATCH(TL_WGMMA_RS_ASM);
 }
 #undef TL_WGMMA_RS_ASM
+#undef TL_WGMMA_DISPATCH
 
 
 } // namespace hw
