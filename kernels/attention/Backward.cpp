@@ -82,8 +82,7 @@ static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
     // ---- P = exp2(S * scale * log2(e) - LSE * log2(e)), masked
     kb.fill(s, 0.0);
     kb.gemm(qT, kT, s, {.transposeB = true});
-    kb.scale(s, s, scale);
-    kb.scale(s, s, log2e);
+    kb.scale(s, s, scale, log2e);
     kb.mask(s, maskRow, k0, lk, {.causal = c.causal, .window = c.window});
     kb.subExp2(s, s, lse);
     // ---- dS = P * (dO V^T - Delta);  dQ += dS K
@@ -150,8 +149,7 @@ static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
       // ---- P = exp2(S * scale * log2(e) - LSE * log2(e)), masked;  dV += P^T dO
       kb.fill(s, 0.0);
       kb.gemm(qT, kT, s, {.transposeB = true});
-      kb.scale(s, s, scale);
-      kb.scale(s, s, log2e);
+      kb.scale(s, s, scale, log2e);
       kb.mask(s, q0 + lk - lq, k0, lk, {.causal = c.causal, .window = c.window});
       kb.subExp2(s, s, lse);
       kb.copy(s, ptT, {.transpose = true});

@@ -96,8 +96,7 @@ struct OnlineSoftmax {
     // ---- S[BM,BN] = Q K^T * softmax_scale * log2(e), masked
     kb.fill(s, 0.0);
     kb.gemm(q, k, s, {.transposeB = true});
-    kb.scale(s, s, scale);
-    kb.scale(s, s, log2e);
+    kb.scale(s, s, scale, log2e);
     kb.mask(s, maskRow, k0, keyEnd, mask);
     // ---- online softmax: m' = max(m, rowmax S); P = exp2(S - m'); l = l*exp2(m - m') + rowsum P
     kb.reduce(ReduceKind::max, s, mNew);

@@ -202,8 +202,7 @@ Result<Kernel> buildMlaDecode(const MlaDecodeConfig &c) {
     kb.gemm(qR, cR, s, {.transposeB = true});
     if (fp8)
       kb.scale(s, s, *kvScale);
-    kb.scale(s, s, scale);
-    kb.scale(s, s, log2e);
+    kb.scale(s, s, scale, log2e);
     kb.mask(s, 0, t0, ctx, {});
     // ---- online softmax (kernels/attention/Common.h, OnlineSoftmax::step)
     kb.reduce(ReduceKind::max, s, mNew);

@@ -87,6 +87,16 @@ EmittedLdsTile ldsTileReport(tile::AllocOp a, int64_t writeVec, int64_t readVec)
   return r;
 }
 
+tile::GemmOp Emitter::gemmOverwriting(tile::FillOp f) {
+  auto g = dyn_cast_or_null<tile::GemmOp>(f->getNextNode());
+  if (!g || g.getC() != f.getDest() || !f.getValue().isZero() || cast<tile::TileType>(g.getA().getType()).isReg() ||
+      g->hasAttr(pattr::kMatrixGroupsInFlight) || g->hasAttr(pattr::kInterleaveVmem) || g->hasAttr(pattr::kSetprio))
+    return nullptr;
+  auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
+  const MatrixInstr *mi = instr ? target.findInstr(instr.getValue()) : nullptr;
+  return mi && mi->canIgnoreAccumulator() ? g : nullptr;
+}
+
 FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
   const MatrixInstr *mi = target.findInstr(instrName);
   if (!mi)

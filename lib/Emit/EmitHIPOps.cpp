@@ -122,10 +122,16 @@ static bool stagedLoadSlice(scf::ForOp loop, SmallVectorImpl<tile::LoadOp> &load
 }
 
 LogicalResult Emitter::emitMap(tile::MapOp m) {
+  // The scalar operand, the attribute, or both combined (a loop-invariant
+  // product or sum that the compiler forms once).
   std::string s;
-  if (Value sv = m.getScalarValue())
+  Value sv = m.getScalarValue();
+  std::optional<APFloat> a = m.getScalar();
+  if (sv && a)
+    s = "(" + name(sv) + (m.getFn() == tile::MapFn::scale ? " * " : " + ") + floatLiteral(a->convertToDouble()) + ")";
+  else if (sv)
     s = name(sv);
-  else if (auto a = m.getScalar())
+  else if (a)
     s = floatLiteral(a->convertToDouble());
   // Functions beyond one IEEE operation are the prelude's (tilec_scalars.h,
   // "math"): built from the target's own instructions, never a library call.
@@ -280,6 +286,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case([&](tile::FillOp fl) {
         auto t = cast<tile::TileType>(fl.getDest().getType());
         std::string v = floatLiteral(fl.getValue().convertToDouble());
+        if (gemmOverwriting(fl))
+          return success();  // the gemm after it writes C whole
         if (t.isLds())
           line() << "tl::fill_lds<" << threads << ">(" << name(fl.getDest()) << ", tl::from_f32<"
                  << *cType(fl, t.getElementType()) << ">(" << v << "));\n";
@@ -404,7 +412,9 @@ LogicalResult Emitter::emitOp(Operation &op) {
           return failure();
         auto a = cast<tile::TileType>(g.getA().getType());
         auto c = cast<tile::TileType>(g.getC().getType());
-        line() << "// " << name(g.getC()) << "[" << c.rows() << "," << c.cols() << "] += "
+        auto zeroFill = dyn_cast_or_null<tile::FillOp>(g->getPrevNode());
+        const bool overwrite = zeroFill && gemmOverwriting(zeroFill) == g;
+        line() << "// " << name(g.getC()) << "[" << c.rows() << "," << c.cols() << "] " << (overwrite ? "=" : "+=") << " "
                << name(g.getA()) << "[" << a.rows() << "," << a.cols() << "] @ " << name(g.getB())
                << (g.getTransposeB() ? "^T" : "") << " (" << instr.getValue() << ")\n";
         std::string sched;
@@ -422,6 +432,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
         // the waits).
         const char *fn = a.isReg()                                   ? "tl::gemm_acc_a<"
                          : g->hasAttr(pattr::kMatrixGroupsInFlight) ? "tl::gemm_issue<"
+                         : overwrite                                  ? "tl::gemm_overwrite<"
                                                                       : "tl::gemm<";
         line() << fn << *atom << ", " << (g.getTransposeB() ? "true" : "false") << sched << ">("
                << name(g.getC()) << ", " << name(g.getA()) << ", " << name(g.getB()) << ");\n";

@@ -57,6 +57,11 @@ private:
   std::string name(Value v) { return names.lookup(v); }
 
   FailureOr<std::string> atomType(Operation *at, StringRef instr);
+  /// The gemm right after zero fill `f` of its accumulator when that gemm
+  /// absorbs the fill: its instruction ignores the accumulator input
+  /// (MatrixInstr::canIgnoreAccumulator), so the pair is emitted as one
+  /// C = A * B (tl::gemm_overwrite) without zeroing C's registers first.
+  tile::GemmOp gemmOverwriting(tile::FillOp f);
   FailureOr<std::string> regTileType(tile::AllocOp a);
   LogicalResult emitBlock(Block &b);
   LogicalResult emitOp(Operation &op);

@@ -110,6 +110,9 @@ struct MatrixInstr {
   /// Whether A and B come from shared memory through descriptors (WGMMA)
   /// rather than from registers.
   bool operandsInSharedMemory() const { return family == MatrixFamily::WGMMA; }
+  /// Whether the instruction can ignore its accumulator input (wgmma's
+  /// scale-d): C = A * B then needs no zeroed C before it.
+  bool canIgnoreAccumulator() const { return family == MatrixFamily::WGMMA; }
   int operandKRun() const { return kRun; }
 };
 

@@ -244,6 +244,9 @@ public:
   /// dst = src * factor (a compile-time constant or a run-time f32 argument).
   void scale(const Tile &dst, const Tile &src, double factor, SourceLoc loc = {});
   void scale(const Tile &dst, const Tile &src, const Scalar &factor, SourceLoc loc = {});
+  /// dst = src * (factor * constant): one multiplication per element, the
+  /// product formed once (e.g. a softmax scale times log2(e)).
+  void scale(const Tile &dst, const Tile &src, const Scalar &factor, double constant, SourceLoc loc = {});
   /// dst = src + value.
   void addScalar(const Tile &dst, const Tile &src, double value, SourceLoc loc = {});
   void addScalar(const Tile &dst, const Tile &src, const Scalar &value, SourceLoc loc = {});

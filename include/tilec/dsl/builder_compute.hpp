@@ -128,6 +128,12 @@ inline void KernelBuilder::scale(const Tile &dst, const Tile &src, const Scalar 
   emitMap(MapFn::scale, dst, {src}, {}, std::nullopt, &factor);
 }
 
+inline void KernelBuilder::scale(const Tile &dst, const Tile &src, const Scalar &factor, double constant,
+                                 SourceLoc loc) {
+  detail::Call call(state_.get(), loc);
+  emitMap(MapFn::scale, dst, {src}, {}, constant, &factor);
+}
+
 inline void KernelBuilder::addScalar(const Tile &dst, const Tile &src, double value, SourceLoc loc) {
   detail::Call call(state_.get(), loc);
   emitMap(MapFn::add_scalar, dst, {src}, {}, value, nullptr);

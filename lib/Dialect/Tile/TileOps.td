@@ -251,8 +251,10 @@ def Tile_MapOp : Tile_Op<"map", [AttrSizedOperandSegments]> {
     (binary). `dst` and `lhs` have the same shape. `rhs` has that shape too, or
     is a rank-1 tile broadcast along rows (length = rows: one value per row, as a
     row reduction gives) or, with `broadcast_cols`, along columns (length = cols:
-    a bias). `scale` and `add_scalar` use the `scalar` attribute or, when given,
-    the `scalar_value` operand (a runtime f32 such as a softmax scale).
+    a bias). `scale` and `add_scalar` use the `scalar` attribute, the
+    `scalar_value` operand (a runtime f32 such as a softmax scale), or both:
+    `scale` then multiplies by their product and `add_scalar` adds their sum,
+    formed once for the whole tile.
   }];
   let arguments = (ins Tile_MapFn:$fn, Tile_RegTile:$dest, Variadic<Tile_RegTile>:$inputs,
                        Optional<F32>:$scalar_value, OptionalAttr<F64Attr>:$scalar,

@@ -346,7 +346,10 @@ template <class A> TL_INLINE void wgmma_begin(A &c) {
 /// until wgmma_retire(c). The proxy fence makes the tiles' writes (made
 /// visible to this thread by the barrier before the call) visible to wgmma's
 /// reads.
-template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE void wgmma_issue(A &c, const LA &a, const LB &b) {
+/// With Overwrite, C = A * B: the first k step ignores C's old values
+/// (scale-d 0), so C needs no zeroing before.
+template <class Atom, bool TransposeB, bool Overwrite = false, class A, class LA, class LB>
+TL_INLINE void wgmma_issue(A &c, const LA &a, const LB &b) {
   using WA = wgmma_layout<LA>;
   using WB = wgmma_layout<LB>;
   static_assert(WA::k_major, "wgmma: A's LDS layout is not a canonical K-major swizzled layout (tilec-allocate-lds)");
@@ -363,7 +366,7 @@ template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE vo
         const int m0 = A::wave_m() * A::WTM + i * Atom::M, n0 = A::wave_n() * A::WTN + j * Atom::N;
         const unsigned long long da = WA::k_major_desc(a, m0, k0);
         const unsigned long long db = TransposeB ? WB::k_major_desc(b, n0, k0) : WB::mn_major_desc(b, k0, n0);
-        hw::wgmma_m64k16<Atom::type, Atom::N, !TransposeB>(c.v[i][j], da, db, 1);
+        hw::wgmma_m64k16<Atom::type, Atom::N, !TransposeB>(c.v[i][j], da, db, Overwrite && k0 == 0 ? 0 : 1);
       }
   hw::wgmma_commit();
 }

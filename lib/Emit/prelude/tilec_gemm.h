@@ -169,6 +169,13 @@ template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE vo
   static_assert(is_warpgroup_atom<Atom>, "gemm_issue: only warpgroup instructions run asynchronously");
   wgmma_issue<Atom, TransposeB>(c, a, b);
 }
+/// C = A * B for a warpgroup atom (C's old values ignored: no zeroing before),
+/// waited for before returning.
+template <class Atom, bool TransposeB, class A, class LA, class LB> TL_INLINE void gemm_overwrite(A &c, const LA &a, const LB &b) {
+  static_assert(is_warpgroup_atom<Atom>, "gemm_overwrite: only warpgroup instructions ignore their accumulator");
+  wgmma_issue<Atom, TransposeB, true>(c, a, b);
+  wgmma_retire<0>(c);
+}
 /// Waits until at most InFlight groups that gemm_issue left running on C remain.
 template <int InFlight, class A> TL_INLINE void gemm_wait(A &c) { wgmma_retire<InFlight>(c); }
 #endif
@@ -197,9 +204,7 @@ template <class Atom, bool TransposeB, class A, class P, class LB> TL_INLINE voi
       TL_UNROLL
       for (int h = 0; h < 4; ++h) {
         const int q = s * Atom::K * E / N + 2 * h, tn = q / E, e = q % E;
-        const unsigned lo = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][e]));
-        const unsigned hi = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][e + 1]));
-        w[s][i][h] = lo | hi << 16;
+        w[s][i][h] = pack2_f32<T>(a.v[i][tn][e], a.v[i][tn][e + 1]);
       }
   wgmma_begin(c);
   TL_UNROLL
@@ -243,9 +248,7 @@ TL_INLINE void mma_acc_a(A &c, const P &a, const LB &b) {
       TL_UNROLL
       for (int q = 0; q < Atom::KPerLane / 2; ++q) {
         const int r = 2 * q, tn = k0 / P::atom::N + r / E;
-        const unsigned lo = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][r % E]));
-        const unsigned hi = __builtin_bit_cast(unsigned short, from_f32<T>(a.v[i][tn][(r + 1) % E]));
-        w[q] = lo | hi << 16;
+        w[q] = pack2_f32<T>(a.v[i][tn][r % E], a.v[i][tn][(r + 1) % E]);
       }
       af[i] = __builtin_bit_cast(typename Atom::a_t, w);
     }

@@ -36,6 +36,22 @@ TL_INLINE int block_id(int axis) {
 /// bar.sync 0: orders shared and global memory accesses of the block's threads.
 TL_INLINE void barrier() { __nvvm_bar_sync(0); }
 
+// --- conversions ------------------------------------------------------------------
+// Two f32 rounded to nearest even into one register of two 16-bit values, lo in
+// the low half: one cvt for the pair instead of the bit arithmetic of
+// tl::from_f32 per value (identical results; a NaN becomes the canonical one).
+#define TL_HW_HAS_CVT_X2 1
+TL_INLINE unsigned cvt_bf16x2(float lo, float hi) {
+  unsigned d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+TL_INLINE unsigned cvt_f16x2(float lo, float hi) {
+  unsigned d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+
 // --- scheduling controls: AMD's only; ptxas schedules NVIDIA code --------------------
 template <int Mask, int Count, int SyncId> TL_INLINE void sched_group_barrier() {}
 template <int Mask> TL_INLINE void sched_barrier() {}

@@ -50,6 +50,20 @@ template <> TL_INLINE bf16 from_f32<bf16>(float x) {
   const unsigned quieted = u | 0x400000u;
   return bf16{(unsigned short)(((u & 0x7fffffffu) > 0x7f800000u ? quieted : rounded) >> 16)};
 }
+/// Two values rounded to the 16-bit type T and packed into one register, lo
+/// in the low half (the layout of a 16-bit pair in a matrix operand).
+template <class T> TL_INLINE unsigned pack2_f32(float lo, float hi) {
+  static_assert(sizeof(T) == 2, "pack2_f32: a 16-bit type");
+#ifdef TL_HW_HAS_CVT_X2
+  if constexpr (__is_same(T, bf16))
+    return hw::cvt_bf16x2(lo, hi);
+  else
+    return hw::cvt_f16x2(lo, hi);
+#else
+  return unsigned(__builtin_bit_cast(unsigned short, from_f32<T>(lo))) |
+         unsigned(__builtin_bit_cast(unsigned short, from_f32<T>(hi))) << 16;
+#endif
+}
 // fp8 e4m3fnuz (section 8): exact decode; encode rounds to nearest even and
 // saturates (|x| >= 240 and +-inf give +-240), NaN gives 0x80, and a result
 // that rounds to zero is +0 (the format has no -0: 0x80 is its NaN).
@@ -232,7 +246,11 @@ TL_INLINE float gelu_tanh(float x) {
   return x * sigmoid(x * (a + b * (x * x)));
 }
 /// exp2(x - y), 0 where y is -inf (no value seen yet: nothing to rescale).
-TL_INLINE float sub_exp2(float x, float y) { return y == -__builtin_inff() ? 0.0f : exp2(x - y); }
+// The test is on y alone (a row's maximum, shared by the row's elements), so
+// the compiler computes it once per row: y = -inf becomes +inf, and x - inf
+// is -inf for every x but +inf and NaN (a row's maximum of -inf means every
+// x of the row is -inf).
+TL_INLINE float sub_exp2(float x, float y) { return exp2(x - (y == -__builtin_inff() ? __builtin_inff() : y)); }
 /// x / y, 0 where y is 0.
 TL_INLINE float safe_div(float x, float y) { return y == 0.0f ? 0.0f : div(x, y); }
 
