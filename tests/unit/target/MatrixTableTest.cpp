@@ -72,9 +72,11 @@ TEST(MatrixTable, RowsAreConsistentWithTheirTargetAndFamily) {
       EXPECT_EQ(t.findInstr(mi.name), &mi) << "two rows of one target share a name";
       ASSERT_NE(mi.lanes, nullptr);
       // A lane's operand elements are whole runs of k; operands read from
-      // shared memory have no register layout.
+      // shared memory have no register layout, and only warpgroup
+      // instructions read them there (accumulatorHoldsOperandA relies on it).
       if (mi.operandsInSharedMemory()) {
         EXPECT_EQ(mi.kPerLane + mi.bPerLane + mi.kRun, 0);
+        EXPECT_GT(mi.waves, 1);
         EXPECT_EQ(mi.emuOp, -1);
       } else {
         EXPECT_GT(mi.kRun, 0);
