@@ -20,10 +20,11 @@ namespace {
 /// The constants of atom `atom` in `prelude` ("M" -> "32", "N" -> "N_", ...);
 /// empty when the prelude declares no such atom.
 std::map<std::string, std::string> atomConstants(const std::string &prelude, std::string_view atom) {
-  const size_t at = prelude.find("struct " + std::string(atom) + " {");
   std::map<std::string, std::string> out;
-  if (at == std::string::npos)
+  std::smatch decl;  // "struct ATOM {" or "struct ATOM : BASE {"
+  if (!std::regex_search(prelude, decl, std::regex("struct " + std::string(atom) + "( : [^{;]*)? \\{")))
     return out;
+  const size_t at = decl.position(0);
   const std::string body = prelude.substr(at, prelude.find(';', at) - at + 1);
   std::smatch m;
   if (!std::regex_search(body, m, std::regex("static constexpr int ([^;]*);")))
