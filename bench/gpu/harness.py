@@ -73,6 +73,24 @@ class Env:
         return diff / den if den > 0 else diff
 
     @staticmethod
+    def baseline_errors(base, error):
+        """{label: error(fn())} for each baseline {label: fn}; a baseline that
+        raises (a backend refusing the layout) records "error: ..." instead,
+        and its timing fails too, recorded by the harness."""
+        errs = {}
+        for label, fn in base.items():
+            try:
+                errs[label] = error(fn())
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        return errs
+
+    def fill_randn(self, T, *names):
+        """Fills T[n] for each name, in order, with randn samples (bf16)."""
+        for n in names:
+            T[n].copy_(self.randn(T[n].shape))
+
+    @staticmethod
     def bhsd(x, B, S, H, D):
         """[B*S, H*D] -> [B, H, S, D] view."""
         return x.view(B, S, H, D).transpose(1, 2)

@@ -17,11 +17,10 @@ import triton_baselines
 def bind(env):
     """{family: setup(case, T)} for the run's device and random generator (harness.Env)."""
     dev, on_gpu, gen = env.dev, env.on_gpu, env.gen
-    randn, rel_err, bhsd = env.randn, env.rel_err, env.bhsd
+    randn, rel_err, bhsd, baseline_errors = env.randn, env.rel_err, env.bhsd, env.baseline_errors
 
     def setup_gemm(case, T):
-        T["A"].copy_(randn(T["A"].shape))
-        T["B"].copy_(randn(T["B"].shape))
+        env.fill_randn(T, "A", "B")
         ref = {"C": T["A"].double() @ T["B"].double().t()}
         A, W = T["A"], T["B"]  # W: the nn.Linear weight [N, K], as tilec reads it (layout nt)
         base = {"F.linear": lambda: F.linear(A, W), "torch.matmul": lambda: torch.matmul(A, W.t())}
@@ -47,12 +46,7 @@ def bind(env):
             tb = torch.tensor(sb, device=dev, dtype=torch.float32)
             base["torch._scaled_mm"] = lambda: torch._scaled_mm(A, B.t(), scale_a=ta, scale_b=tb,
                                                                 out_dtype=torch.bfloat16)
-        errs = {}
-        for label, fn in base.items():
-            try:
-                errs[label] = rel_err(fn(), ref["C"])
-            except Exception as e:
-                errs[label] = "error: %s" % e
+        errs = baseline_errors(base, lambda c: rel_err(c, ref["C"]))
         # Products of e4m3 values are exact; f32 sums, then one bf16 rounding
         # (2^-9 relative on average).
         return ref, {"C": 1e-2}, base, errs
@@ -74,8 +68,7 @@ def bind(env):
     def setup_attention(case, T):
         H, D, Dv, L = case.heads, case.D, case.Dv, case.lengths
         dims = {"Q": D, "K": D, "V": Dv}
-        for n in ("Q", "K", "V"):
-            T[n].copy_(randn(T[n].shape))
+        env.fill_randn(T, "Q", "K", "V")
         cu = torch.tensor([0] + list(torch.tensor(L).cumsum(0).tolist()), dtype=torch.int32, device=dev)
         T["cu_seqlens_q"].copy_(cu)
         T["cu_seqlens_k"].copy_(cu)
@@ -106,14 +99,11 @@ def bind(env):
                     return [F.scaled_dot_product_attention(q, k, v, is_causal=case.causal, scale=scale)
                             for q, k, v in views]
             base["sdpa_flash_per_seq"] = loop
-        for label, fn in base.items():
-            try:
-                o = fn()
-                o = torch.cat([x[0].transpose(0, 1).reshape(-1, H * Dv) for x in o]) if isinstance(o, list) else \
-                    o.transpose(1, 2).reshape(-1, H * Dv)
-                errs[label] = rel_err(o, O_ref)
-            except Exception as e:  # a backend that refuses the layout: its timing fails too, recorded
-                errs[label] = "error: %s" % e
+
+        def packed(o):   # [B, H, S, Dv] (a list of them per sequence) -> [tokens, H * Dv]
+            return torch.cat([x[0].transpose(0, 1).reshape(-1, H * Dv) for x in o]) if isinstance(o, list) else \
+                o.transpose(1, 2).reshape(-1, H * Dv)
+        errs.update(baseline_errors(base, lambda o: rel_err(packed(o), O_ref)))
         # O in bf16: P and O each rounded once to 2^-8 units; the f32 softmax
         # adds ~1e-6. LSE is f32 throughout (exp2/log approximations ~2^-20).
         return {"O": O_ref, "LSE": L_ref}, {"O": 1e-2, "LSE": 1e-4}, base, errs
@@ -121,9 +111,7 @@ def bind(env):
     def setup_decode(case, T):
         B, H, KH, C, D, BS = case.B, case.H, case.KH, case.C, case.D, case.BS
         G = H // KH
-        T["Q"].copy_(randn(T["Q"].shape))
-        T["K_cache"].copy_(randn(T["K_cache"].shape))
-        T["V_cache"].copy_(randn(T["V_cache"].shape))
+        env.fill_randn(T, "Q", "K_cache", "V_cache")
         perm = torch.randperm(case.num_blocks, device=dev, generator=gen).to(torch.int32)
         table = perm[:B * case.blocks_per_seq].view(B, case.blocks_per_seq)   # shuffled, 3 spare blocks unused
         T["block_tables"].copy_(table)
@@ -145,18 +133,12 @@ def bind(env):
             "sdpa_cudnn_grouped": lambda: _sdpa(SDPBackend.CUDNN_ATTENTION, q, Kc, Vc, scale),
             "sdpa_gqa": lambda: F.scaled_dot_product_attention(qh, Kc, Vc, scale=scale, enable_gqa=True),
         }
-        errs = {}
-        for label, fn in base.items():
-            try:
-                errs[label] = rel_err(fn().reshape(B * H, D), ref["O"])
-            except Exception as e:
-                errs[label] = "error: %s" % e
+        errs = baseline_errors(base, lambda o: rel_err(o.reshape(B * H, D), ref["O"]))
         return ref, {"O": 1e-2, "LSE": 1e-4}, base, errs
 
     def setup_mla(case, T):
         B, H, C, BS, W, L = case.B, case.H, case.C, case.BS, case.WIDTH, case.LATENT
-        T["Q"].copy_(randn(T["Q"].shape))
-        T["KV_cache"].copy_(randn(T["KV_cache"].shape))
+        env.fill_randn(T, "Q", "KV_cache")
         perm = torch.randperm(case.num_blocks, device=dev, generator=gen).to(torch.int32)
         table = perm[:B * case.blocks_per_seq].view(B, case.blocks_per_seq)   # shuffled, 3 spare blocks unused
         T["block_tables"].copy_(table)
@@ -179,12 +161,7 @@ def bind(env):
             # (its flash and cuDNN kernels refuse 576-wide heads; it picks what runs).
             "sdpa_gqa": lambda: F.scaled_dot_product_attention(qh, kh, vh, scale=scale, enable_gqa=True),
         }
-        errs = {}
-        for label, fn in base.items():
-            try:
-                errs[label] = rel_err(fn().reshape(B * H, L), ref["O"])
-            except Exception as e:
-                errs[label] = "error: %s" % e
+        errs = baseline_errors(base, lambda o: rel_err(o.reshape(B * H, L), ref["O"]))
         return ref, {"O": 1e-2, "LSE": 1e-4}, base, errs
 
     def _sdpa(backend, q, k, v, scale):
@@ -217,8 +194,7 @@ def bind(env):
 
     def setup_moe(case, T):
         E, K, Hd, I = case.E, case.K, case.Hd, case.I
-        T["logits"].copy_(randn(T["logits"].shape))
-        T["X"].copy_(randn(T["X"].shape))
+        env.fill_randn(T, "logits", "X")
         # Weights scaled as trained layers keep activations O(1).
         T["W13"].copy_(randn(T["W13"].shape, 1 / math.sqrt(Hd)))
         T["W2"].copy_(randn(T["W2"].shape, 1 / math.sqrt(I)))
@@ -238,8 +214,7 @@ def bind(env):
 
     def setup_bwd(case, T):
         B, H, S, D = case.B, case.H, case.S, case.D
-        for n in ("Q", "K", "V", "dO"):
-            T[n].copy_(randn(T[n].shape))
+        env.fill_randn(T, "Q", "K", "V", "dO")
         cu = torch.arange(0, (B + 1) * S, S, dtype=torch.int32, device=dev)
         T["cu_seqlens_q"].copy_(cu)
         T["cu_seqlens_k"].copy_(cu)

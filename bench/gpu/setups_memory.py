@@ -11,70 +11,47 @@ import plan
 def bind(env):
     """{family: setup(case, T)} for the run's device and random generator (harness.Env)."""
     dev, gen = env.dev, env.gen
-    randn, rel_err = env.randn, env.rel_err
+    rel_err, baseline_errors = env.rel_err, env.baseline_errors
+
+    def eager_and_compiled(fn, *args):
+        """The PyTorch baselines of fn(*args): eager and under torch.compile."""
+        compiled = torch.compile(fn)
+        return {"torch_eager": lambda: fn(*args), "torch_compile": lambda: compiled(*args)}
 
     def setup_norm(case, T):
-        T["X"].copy_(randn(T["X"].shape))
-        T["W"].copy_(randn(T["W"].shape))
+        env.fill_randn(T, "X", "W")
         eps, H = plan.NORM_EPS, case.H
         x32 = T["X"].float()
         ref = {"Y": x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * T["W"].float()}
-        X, w = T["X"], T["W"][0]
-
-        def eager():
-            return F.rms_norm(X, (H,), w, eps)
-        compiled = torch.compile(lambda x, wt: F.rms_norm(x, (H,), wt, eps))
-        base = {"torch_eager": eager, "torch_compile": lambda: compiled(X, w)}
-        errs = {}
-        for label, fn in base.items():
-            try:
-                errs[label] = rel_err(fn(), ref["Y"])
-            except Exception as e:
-                errs[label] = "error: %s" % e
+        base = eager_and_compiled(lambda x, w: F.rms_norm(x, (H,), w, eps), T["X"], T["W"][0])
+        errs = baseline_errors(base, lambda y: rel_err(y, ref["Y"]))
         # bf16 output: one rounding (2^-9 relative on average) over f32 sums.
         return ref, {"Y": 1e-2}, base, errs
 
     def setup_silu(case, T):
-        T["X"].copy_(randn(T["X"].shape))
-        I, X = case.I, T["X"]
-        x32 = X.float()
+        env.fill_randn(T, "X")
+        I = case.I
+        x32 = T["X"].float()
         ref = {"out": F.silu(x32[:, :I]) * x32[:, I:]}
 
         def silu_and_mul(x):
             return F.silu(x[:, :I]) * x[:, I:]
-        compiled = torch.compile(silu_and_mul)
-        base = {"torch_eager": lambda: silu_and_mul(X), "torch_compile": lambda: compiled(X)}
-        errs = {}
-        for label, fn in base.items():
-            try:
-                errs[label] = rel_err(fn(), ref["out"])
-            except Exception as e:
-                errs[label] = "error: %s" % e
+        base = eager_and_compiled(silu_and_mul, T["X"])
+        errs = baseline_errors(base, lambda out: rel_err(out, ref["out"]))
         return ref, {"out": 1e-2}, base, errs
 
     def setup_softmax(case, T):
-        T["X"].copy_(randn(T["X"].shape))
-        X = T["X"]
-        ref = {"Y": torch.softmax(X.float(), dim=-1)}
-
-        def softmax(x):
-            return torch.softmax(x, dim=-1)
-        compiled = torch.compile(softmax)
-        base = {"torch_eager": lambda: softmax(X), "torch_compile": lambda: compiled(X)}
-        errs = {}
-        for label, fn in base.items():
-            try:
-                errs[label] = rel_err(fn(), ref["Y"])
-            except Exception as e:
-                errs[label] = "error: %s" % e
+        env.fill_randn(T, "X")
+        ref = {"Y": torch.softmax(T["X"].float(), dim=-1)}
+        base = eager_and_compiled(lambda x: torch.softmax(x, dim=-1), T["X"])
+        errs = baseline_errors(base, lambda y: rel_err(y, ref["Y"]))
         return ref, {"Y": 1e-2}, base, errs
 
     def setup_rope(case, T):
         Tn, H, KH, D = case.T, case.H, case.KH, case.D
         half, P = D // 2, T["cos_sin_cache"].shape[0]
         T["positions"].copy_(torch.randint(0, P, (Tn,), device=dev, generator=gen, dtype=torch.int32))
-        T["Q"].copy_(randn(T["Q"].shape))
-        T["K"].copy_(randn(T["K"].shape))
+        env.fill_randn(T, "Q", "K")
         # vLLM's RotaryEmbedding cache: cos then sin of p / 10000^(2i / D).
         inv_freq = 1.0 / (10000.0 ** (torch.arange(0, D, 2, device=dev, dtype=torch.float64) / D))
         angles = torch.arange(P, device=dev, dtype=torch.float64)[:, None] * inv_freq[None, :]
@@ -102,16 +79,8 @@ def bind(env):
             c, s = cos[:, None, :], sin[:, None, :]
             return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).view(Tn * heads, D)
         ref = {"Q": rot32(q32, H), "K": rot32(k32, KH)}
-        Q0, K0 = case.initial["Q"], case.initial["K"]
-        compiled = torch.compile(rope)
-        base = {"torch_eager": lambda: rope(Q0, K0), "torch_compile": lambda: compiled(Q0, K0)}
-        errs = {}
-        for label, fn in base.items():
-            try:
-                q, k = fn()
-                errs[label] = max(rel_err(q, ref["Q"]), rel_err(k, ref["K"]))
-            except Exception as e:
-                errs[label] = "error: %s" % e
+        base = eager_and_compiled(rope, case.initial["Q"], case.initial["K"])
+        errs = baseline_errors(base, lambda qk: max(rel_err(qk[0], ref["Q"]), rel_err(qk[1], ref["K"])))
         # bf16 output: one rounding (2^-9 relative on average) of f32 products and sums.
         return ref, {"Q": 1e-2, "K": 1e-2}, base, errs
 

@@ -551,7 +551,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
           // The split is for loops of one gemm (GEMM, MoE experts): in a loop
           // of more (attention's S and P V, with its softmax between them)
           // a third copy of the body costs registers the wave32 targets do
-          // not have (gfx1151 spills).
+          // not have (gfx1151 spills). It is a count, not a register budget:
+          // MoE's gate/up loop (two gemms) holds fewer registers than the
+          // GEMM's and is not split either (docs/perf/notes.md, "Which AMD
+          // loops take the interior/rest split").
           int gemms = 0;
           loop.getBody()->walk([&](tile::GemmOp) { ++gemms; });
           if (gemms != 1 || !stagedLoadSlice(loop, staged, slice)) {

@@ -117,21 +117,27 @@ struct MatrixInstr {
 };
 
 /// Whether `use`'s A operand can be read straight from registers holding
-/// accumulators of `acc` for the same rows. With E = acc.accPerLane, lane l's
-/// A element r of the m x k block at columns k0.. must be its accumulator
-/// element q % E of the n-tile q / E, q = k0 * E / acc.n + r (a lane's
-/// accumulator elements run through their n-tile's columns in order, E / n
-/// per column). True for NVIDIA's mma.m16n8k16 after itself (two adjacent
-/// m16n8 accumulators are one A fragment) and for wgmma's register-A form
-/// after any wgmma of the same rows (its accumulator is mma's, repeated every
-/// 8 columns, and so is its A fragment); false for MFMA and
-/// WMMA, whose accumulators are transposed to their operands.
+/// accumulators of `acc` for the same rows, the accumulators of consecutive
+/// n-tiles side by side. With E = acc.accPerLane, a = the A elements one lane
+/// holds (kPerLane; aRegsPerLane for a warpgroup) and q = k0 * E / acc.n + r,
+/// it holds when for every lane l, A element r < a and k block k0:
+///
+///   (use.operandMN(l, r), k0 + use.operandK(l, r))
+///       == (acc.dRow(l, q % E), (q / E) * acc.n + acc.dCol(l, q % E)),
+///
+/// which needs the same waves and rows (acc.waves == use.waves, acc.m ==
+/// use.m) and as many A elements per lane as accumulators over use.k columns
+/// (a * acc.n == use.k * E). True for NVIDIA's mma.m16n8k16 after itself (two
+/// adjacent m16n8 accumulators are one A fragment) and for wgmma's register-A
+/// form after any wgmma of the same rows (its accumulator is mma's, repeated
+/// every 8 columns, and so is its A fragment); false for MFMA and WMMA, whose
+/// accumulators are transposed to their operands.
 inline bool accumulatorHoldsOperandA(const MatrixInstr &acc, const MatrixInstr &use) {
   const int aElems = use.waves == 1 ? use.kPerLane : use.aRegsPerLane;
-  if (acc.waves != use.waves || aElems == 0 || acc.m != use.m || (use.waves == 1 && acc.operandsInSharedMemory()) ||
-      aElems * acc.n != use.k * acc.accPerLane || (use.k % acc.n && acc.n % use.k))
+  if (acc.waves != use.waves || aElems == 0 || acc.m != use.m || aElems * acc.n != use.k * acc.accPerLane ||
+      (use.k % acc.n && acc.n % use.k))
     return false;
-  const int lanes = (acc.family == MatrixFamily::MFMA ? 64 : 32) * acc.waves;
+  const int lanes = acc.waveSize * acc.waves;
   const int span = std::max(acc.n, use.k);  // k blocks until the pattern repeats
   for (int k0 = 0; k0 < span; k0 += use.k)
     for (int l = 0; l < lanes; ++l)

@@ -126,57 +126,80 @@ template <> TL_INLINE float8_t Wmma16x16x16<f16>::mma(short16_t a, short16_t b, 
 template <class Atom> inline constexpr bool gathers_operands = false;
 
 #ifdef TL_HW_HAS_MMA_SYNC
-/// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16} (NVIDIA, warp of 32;
-/// PTX ISA fragments, g = l / 4, t = l % 4): A element r of lane l =
-/// A[g + 8 * ((r / 2) % 2)][2t + r % 2 + 8 * (r / 4)], B element r =
-/// B[2t + r % 2 + 8 * (r / 2)][g], D element r = D[g + 8 * (r / 2)][2t + r % 2].
-/// Operand registers hold pairs of elements consecutive in k, so a lane's
-/// operand is not one run of k: read_a / read_b gather it.
-template <class In> struct Mma16x8x16 {
-  static constexpr int M = 16, N = 8, K = 16, Lanes = 32, KPerLane = 8, AccPerLane = 4;
-  using bits_t = short;
-  using a_t = uint4_t;     // (T32,V8) -> (M16,K16)
-  using b_t = uint2_t;     // (T32,V4) -> (K16,N8)
+/// The fragments shared by NVIDIA's mma.sync.aligned.m16n8k{16,32} (warp of
+/// 32; PTX ISA fragments, g = l / 4, t = l % 4), whose operand registers each
+/// hold R = 4 / sizeof(element) elements consecutive in k (R = 2: 16-bit, the
+/// m16n8k16 forms; R = 4: 8-bit, m16n8k32), so that byte for byte both forms
+/// lay out alike: A register i of lane l holds A[g + 8 (i % 2)][R t + 4R (i / 2)
+/// + 0..R-1], B register i holds B[R t + 4R i + 0..R-1][g], D element r =
+/// D[g + 8 * (r / 2)][2t + r % 2]. A lane's operand is not one run of k:
+/// read_a / read_b gather it.
+template <int R> struct MmaSyncFragments {
+  using a_t = uint4_t;     // (T32,V4R) -> (M16,K8R)
+  using b_t = uint2_t;     // (T32,V2R) -> (K8R,N8)
   using acc_t = float4_t;  // (T32,V4) -> (M16,N8)
   TL_INLINE static int d_row(int l, int r) { return l / 4 + 8 * (r / 2); }
   TL_INLINE static int d_col(int l, int r) { return 2 * (l % 4) + r % 2; }
-  /// The two elements (mn, k), (mn, k + 1) of `t` as one register, k along a
-  /// row (KAlongCols) or down a column.
-  template <bool KAlongCols, class L> TL_INLINE static unsigned pair(const L &t, int mn, int k) {
-    if constexpr (KAlongCols && L::read_vec >= 2)
-      return t.template load_raw<2>(mn, k);
-    const unsigned lo = KAlongCols ? t.template load_raw<1>(mn, k) : t.template load_raw<1>(k, mn);
-    const unsigned hi = KAlongCols ? t.template load_raw<1>(mn, k + 1) : t.template load_raw<1>(k + 1, mn);
-    return lo | hi << 16;
+  /// The R elements (mn, k..k+R-1) of `t` as one register, k along a row
+  /// (KAlongCols) or down a column.
+  template <bool KAlongCols, class L> TL_INLINE static unsigned run(const L &t, int mn, int k) {
+    if constexpr (KAlongCols && L::read_vec >= R)
+      return t.template load_raw<R>(mn, k);
+    // A pair is written out: as the loop below, it compiles to other code.
+    if constexpr (R == 2) {
+      const unsigned lo = KAlongCols ? t.template load_raw<1>(mn, k) : t.template load_raw<1>(k, mn);
+      const unsigned hi = KAlongCols ? t.template load_raw<1>(mn, k + 1) : t.template load_raw<1>(k + 1, mn);
+      return lo | hi << 16;
+    } else {
+      unsigned w = 0;
+      TL_UNROLL
+      for (int q = 0; q < R; ++q)
+        w |= (unsigned)(KAlongCols ? t.template load_raw<1>(mn, k + q) : t.template load_raw<1>(k + q, mn)) << 8 * q;
+      return w;
+    }
   }
-  /// Whether `t`'s layout keeps runs of 8 elements (16 bytes) of a row
-  /// contiguous and aligned, as ldmatrix reads them.
-  template <class L> static constexpr bool ldmatrix_ok = L::read_vec >= 8 && sizeof(typename L::elem) == 2;
-  /// Lane l's A operand of the 16 x 16 block at rows m0.., columns k0.. of `t`.
-  /// With ldmatrix (x4): lanes 8i.. address rows of matrix i = (rows +8 if i
-  /// is odd, columns +8 if i >= 2), which are a0..a3.
+  /// Whether `t`'s layout keeps runs of 16 bytes of a row contiguous and
+  /// aligned, as ldmatrix reads them.
+  template <class L>
+  static constexpr bool ldmatrix_ok = sizeof(typename L::elem) * R == 4 && L::read_vec * sizeof(typename L::elem) >= 16;
+  /// Lane l's A operand of the 16 x 8R block at rows m0.., columns k0.. of
+  /// `t`. With ldmatrix (x4), lanes 8i.. address rows of matrix i (rows +8 if
+  /// i is odd, columns +4R if i >= 2), which are a0..a3.
   template <class L> TL_INLINE static a_t read_a(const L &t, int m0, int k0, int l) {
     if constexpr (ldmatrix_ok<L>)
-      return hw::ldmatrix_x4<false>(t.base + L::index(m0 + l % 8 + 8 * ((l / 8) % 2), k0 + 8 * (l / 16)));
-    const int g = l / 4, k = k0 + 2 * (l % 4);
-    return a_t{pair<true>(t, m0 + g, k), pair<true>(t, m0 + g + 8, k), pair<true>(t, m0 + g, k + 8),
-               pair<true>(t, m0 + g + 8, k + 8)};
+      return hw::ldmatrix_x4<false>(t.base + L::index(m0 + l % 8 + 8 * ((l / 8) % 2), k0 + 4 * R * (l / 16)));
+    const int g = l / 4, k = k0 + R * (l % 4);
+    return a_t{run<true>(t, m0 + g, k), run<true>(t, m0 + g + 8, k), run<true>(t, m0 + g, k + 4 * R),
+               run<true>(t, m0 + g + 8, k + 4 * R)};
   }
-  /// Lane l's B operand of the 16 x 8 block at k0.., columns n0.. (KAlongCols:
+  /// Lane l's B operand of the 8R x 8 block at k0.., columns n0.. (KAlongCols:
   /// `t` holds B transposed, N x K).
   template <bool KAlongCols, class L> TL_INLINE static b_t read_b(const L &t, int n0, int k0, int l) {
-    const int n = n0 + l / 4, k = k0 + 2 * (l % 4);
-    return b_t{pair<KAlongCols>(t, n, k), pair<KAlongCols>(t, n, k + 8)};
+    const int n = n0 + l / 4, k = k0 + R * (l % 4);
+    return b_t{run<KAlongCols>(t, n, k), run<KAlongCols>(t, n, k + 4 * R)};
   }
-  /// Lane l's B operands of the two 16 x 8 blocks at k0.., columns n0.. and
+  /// Lane l's B operands of the two 8R x 8 blocks at k0.., columns n0.. and
   /// n0 + 8.. (registers 0-1 and 2-3), with one ldmatrix.x4: `t` N x K
-  /// (KAlongCols) is read as is, K x N transposed (.trans).
+  /// (KAlongCols) is read as is, K x N transposed (.trans), which moves
+  /// 16-bit elements only: 8-bit ones are gathered.
   template <bool KAlongCols, class L> TL_INLINE static uint4_t read_b2(const L &t, int n0, int k0, int l) {
-    if constexpr (KAlongCols)
-      return hw::ldmatrix_x4<false>(t.base + L::index(n0 + l % 8 + 8 * (l / 16), k0 + 8 * ((l / 8) % 2)));
-    else
+    if constexpr (KAlongCols) {
+      return hw::ldmatrix_x4<false>(t.base + L::index(n0 + l % 8 + 8 * (l / 16), k0 + 4 * R * ((l / 8) % 2)));
+    } else if constexpr (R == 2) {
       return hw::ldmatrix_x4<true>(t.base + L::index(k0 + l % 8 + 8 * ((l / 8) % 2), n0 + 8 * (l / 16)));
+    } else {
+      const b_t lo = read_b<false>(t, n0, k0, l), hi = read_b<false>(t, n0 + 8, k0, l);
+      return uint4_t{lo[0], lo[1], hi[0], hi[1]};
+    }
   }
+};
+
+/// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16} (MmaSyncFragments<2>):
+/// A element r of lane l = A[g + 8 * ((r / 2) % 2)][2t + r % 2 + 8 * (r / 4)],
+/// B element r = B[2t + r % 2 + 8 * (r / 2)][g].
+template <class In> struct Mma16x8x16 : MmaSyncFragments<2> {
+  static constexpr int M = 16, N = 8, K = 16, Lanes = 32, KPerLane = 8, AccPerLane = 4;
+  using bits_t = short;
   TL_INLINE static acc_t mma(a_t a, b_t b, acc_t c);
 };
 template <> TL_INLINE float4_t Mma16x8x16<bf16>::mma(uint4_t a, uint2_t b, float4_t c) {
@@ -188,61 +211,15 @@ template <> TL_INLINE float4_t Mma16x8x16<f16>::mma(uint4_t a, uint2_t b, float4
 template <class In> inline constexpr bool gathers_operands<Mma16x8x16<In>> = true;
 
 // --- fp8 warp matrix instructions (NVIDIA mma.sync m16n8k32, OCP e4m3 / e5m2) -----------
-/// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2} (PTX ISA fragments, g =
-/// l / 4, t = l % 4): A element r of lane l = A[g + 8 * ((r / 4) % 2)][4t +
-/// r % 4 + 16 * (r / 8)], B element r = B[4t + r % 4 + 16 * (r / 4)][g], D as
-/// m16n8k16. Byte for byte the m16n8k16 layout (a register holds 4 bytes of
-/// one row), so ldmatrix (non-transposing: it moves 16-bit pairs) reads A and
-/// an N x K B as for 16-bit operands; a K x N B is gathered byte by byte.
-template <class In> struct Mma16x8x32 {
+/// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2} (MmaSyncFragments<4>):
+/// A element r of lane l = A[g + 8 * ((r / 4) % 2)][4t + r % 4 + 16 * (r / 8)],
+/// B element r = B[4t + r % 4 + 16 * (r / 4)][g], D as m16n8k16. Byte for
+/// byte the m16n8k16 layout (a register holds 4 bytes of one row), so
+/// ldmatrix (non-transposing: it moves 16-bit pairs) reads A and an N x K B as
+/// for 16-bit operands.
+template <class In> struct Mma16x8x32 : MmaSyncFragments<4> {
   static constexpr int M = 16, N = 8, K = 32, Lanes = 32, KPerLane = 16, AccPerLane = 4;
   using bits_t = char;
-  using a_t = uint4_t;     // (T32,V16) -> (M16,K32)
-  using b_t = uint2_t;     // (T32,V8) -> (K32,N8)
-  using acc_t = float4_t;  // (T32,V4) -> (M16,N8)
-  TL_INLINE static int d_row(int l, int r) { return l / 4 + 8 * (r / 2); }
-  TL_INLINE static int d_col(int l, int r) { return 2 * (l % 4) + r % 2; }
-  /// The four elements (mn, k..k+3) of `t` as one register, k along a row
-  /// (KAlongCols) or down a column.
-  template <bool KAlongCols, class L> TL_INLINE static unsigned quad(const L &t, int mn, int k) {
-    if constexpr (KAlongCols && L::read_vec >= 4)
-      return t.template load_raw<4>(mn, k);
-    unsigned w = 0;
-    TL_UNROLL
-    for (int q = 0; q < 4; ++q)
-      w |= (unsigned)(KAlongCols ? t.template load_raw<1>(mn, k + q) : t.template load_raw<1>(k + q, mn)) << 8 * q;
-    return w;
-  }
-  /// Whether `t`'s layout keeps runs of 16 elements (16 bytes) of a row
-  /// contiguous and aligned, as ldmatrix reads them.
-  template <class L> static constexpr bool ldmatrix_ok = L::read_vec >= 16 && sizeof(typename L::elem) == 1;
-  /// Lane l's A operand of the 16 x 32 block at rows m0.., columns k0.. of `t`;
-  /// with ldmatrix (x4), lanes 8i.. address rows of matrix i (rows +8 if i is
-  /// odd, columns +16 if i >= 2).
-  template <class L> TL_INLINE static a_t read_a(const L &t, int m0, int k0, int l) {
-    if constexpr (ldmatrix_ok<L>)
-      return hw::ldmatrix_x4<false>(t.base + L::index(m0 + l % 8 + 8 * ((l / 8) % 2), k0 + 16 * (l / 16)));
-    const int g = l / 4, k = k0 + 4 * (l % 4);
-    return a_t{quad<true>(t, m0 + g, k), quad<true>(t, m0 + g + 8, k), quad<true>(t, m0 + g, k + 16),
-               quad<true>(t, m0 + g + 8, k + 16)};
-  }
-  /// Lane l's B operand of the 32 x 8 block at k0.., columns n0.. (KAlongCols:
-  /// `t` holds B transposed, N x K).
-  template <bool KAlongCols, class L> TL_INLINE static b_t read_b(const L &t, int n0, int k0, int l) {
-    const int n = n0 + l / 4, k = k0 + 4 * (l % 4);
-    return b_t{quad<KAlongCols>(t, n, k), quad<KAlongCols>(t, n, k + 16)};
-  }
-  /// Lane l's B operands of the two 32 x 8 blocks at k0.., columns n0.. and
-  /// n0 + 8.. (registers 0-1 and 2-3): one ldmatrix.x4 for an N x K `t`; a
-  /// K x N one has no 8-bit transposing ldmatrix and is gathered.
-  template <bool KAlongCols, class L> TL_INLINE static uint4_t read_b2(const L &t, int n0, int k0, int l) {
-    if constexpr (KAlongCols) {
-      return hw::ldmatrix_x4<false>(t.base + L::index(n0 + l % 8 + 8 * (l / 16), k0 + 16 * ((l / 8) % 2)));
-    } else {
-      const b_t lo = read_b<false>(t, n0, k0, l), hi = read_b<false>(t, n0 + 8, k0, l);
-      return uint4_t{lo[0], lo[1], hi[0], hi[1]};
-    }
-  }
   TL_INLINE static acc_t mma(a_t a, b_t b, acc_t c);
 };
 template <> TL_INLINE float4_t Mma16x8x32<fp8e4m3>::mma(uint4_t a, uint2_t b, float4_t c) {

@@ -20,10 +20,11 @@ namespace {
 /// The constants of atom `atom` in `prelude` ("M" -> "32", "N" -> "N_", ...);
 /// empty when the prelude declares no such atom.
 std::map<std::string, std::string> atomConstants(const std::string &prelude, std::string_view atom) {
-  const size_t at = prelude.find("struct " + std::string(atom) + " {");
   std::map<std::string, std::string> out;
-  if (at == std::string::npos)
+  std::smatch decl;  // "struct ATOM {" or "struct ATOM : BASE {"
+  if (!std::regex_search(prelude, decl, std::regex("struct " + std::string(atom) + "( : [^{;]*)? \\{")))
     return out;
+  const size_t at = decl.position(0);
   const std::string body = prelude.substr(at, prelude.find(';', at) - at + 1);
   std::smatch m;
   if (!std::regex_search(body, m, std::regex("static constexpr int ([^;]*);")))
@@ -72,9 +73,11 @@ TEST(MatrixTable, RowsAreConsistentWithTheirTargetAndFamily) {
       EXPECT_EQ(t.findInstr(mi.name), &mi) << "two rows of one target share a name";
       ASSERT_NE(mi.lanes, nullptr);
       // A lane's operand elements are whole runs of k; operands read from
-      // shared memory have no register layout.
+      // shared memory have no register layout, and only warpgroup
+      // instructions read them there (accumulatorHoldsOperandA relies on it).
       if (mi.operandsInSharedMemory()) {
         EXPECT_EQ(mi.kPerLane + mi.bPerLane + mi.kRun, 0);
+        EXPECT_GT(mi.waves, 1);
         EXPECT_EQ(mi.emuOp, -1);
       } else {
         EXPECT_GT(mi.kRun, 0);
