@@ -23,8 +23,7 @@ using elementwise::subnormalHalfUlp;
 
 std::string rmsNormKernelName(const RmsNormConfig &c) {
   return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) +
-         (c.fp8Out ? (c.fp8Type == DType::e4m3 ? "_e4m3out" : "_fp8out") +
-                         std::to_string(divisibilityFor(c.hidden, c.fp8Type))
+         (c.fp8Out ? elementwise::Fp8Output{c.fp8Type}.nameSuffix() + std::to_string(divisibilityFor(c.hidden, c.fp8Type))
                    : "") +
          "_r" +
          std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_d" +
@@ -138,11 +137,12 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
   // of 2^-10 below, and saturates to +-240 (OCP e4m3: 3 bits above 2^-6, a
   // grid of 2^-9 below, +-448): the reference clamps too (a clamp never
   // widens a difference).
-  const double ut = c.fp8Out ? 0x1p-4 : unitRoundoff(c.dtype), u = 0x1p-24;
+  const elementwise::Fp8Output fp8{c.fp8Type};
+  const double ut = c.fp8Out ? fp8.unitRoundoff : unitRoundoff(c.dtype), u = 0x1p-24;
   const double k = (double(H) + 3) / 2 + devicemath::kRsqrt + 2 + (c.fp8Out ? 1 : 0);
-  const bool ocp = c.fp8Type == DType::e4m3;
-  const double fp8Max = ocp ? 448.0 : 240.0;
-  const double halfSpacing = c.fp8Out ? (ocp ? 0x1p-10 : 0x1p-11) : subnormalHalfUlp(c.dtype);
+  const bool ocp = fp8.ocp();
+  const double fp8Max = fp8.max();
+  const double halfSpacing = c.fp8Out ? fp8.subnormalHalfSpacing() : subnormalHalfUlp(c.dtype);
   p.toleranceRule = "|Y - ref| <= u_t |ref| + (1 + u_t) ((H + 3) / 2 + " + std::to_string(devicemath::kRsqrt) +
                     " + 2" + (c.fp8Out ? " + 1" : "") + ") u |ref|" +
                     (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
@@ -194,12 +194,9 @@ KernelInfo rmsNormKernelInfo() {
       {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
       {"residual", "0", "1: add R first and write the sum to R", ParamSpec::integer(0, 1)},
       {"eps", "1e-6", "added to the mean square", ParamSpec::real()},
-      {"fp8_out", "0", "1: Y in fp8 (fp8_dtype), times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)",
-       ParamSpec::integer(0, 1)},
-      {"fp8_dtype", "fp8", "fp8_out's format: fp8 (e4m3fnuz; AMD targets) | e4m3 (OCP; NVIDIA targets, their default)",
-       ParamSpec::dtype({DType::fp8e4m3fnuz, DType::e4m3})},
-      {"scale", "0.005", "the fp8 output's scale (run-time; used by --run)", ParamSpec::real()},
   };
+  for (KernelParam &p : elementwise::fp8OutputParams("Y"))
+    info.params.push_back(std::move(p));
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
     info.params.push_back(std::move(p));
   struct RunTime {
@@ -214,22 +211,18 @@ KernelInfo rmsNormKernelInfo() {
         c.dtype = p.dtype("dtype");
         c.residual = p.integer("residual") == 1;
         run.eps = p.real("eps");
-        c.fp8Out = p.integer("fp8_out") == 1;
-        c.fp8Type = p.dtype("fp8_dtype");
-        run.scale = p.real("scale");
+        if (std::string bad = elementwise::readFp8Output(p, "rms_norm", c.fp8Out, c.fp8Type, run.scale); !bad.empty())
+          return bad;
         if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
           return bad;
-        if (p.ok() && run.eps < 0)
-          return "kernel 'rms_norm': eps must not be negative";
-        return p.ok() && !(run.scale > 0) ? "kernel 'rms_norm': scale must be positive" : "";
+        return p.ok() && run.eps < 0 ? "kernel 'rms_norm': eps must not be negative" : "";
       },
       buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps, run.scale); });
-  // NVIDIA targets store OCP fp8 (AMD's fnuz formats are an error there) and
-  // read a row once (nvidiaRowBlocking).
+  // NVIDIA targets store OCP fp8 and read a row once (nvidiaRowBlocking).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     if (t.vendor != Vendor::NVIDIA)
       return;
-    p.try_emplace("fp8_dtype", "e4m3");
+    elementwise::nvidiaFp8Output(p);
     elementwise::nvidiaRowBlocking(p, "rows", givenInteger(p, "hidden", 4096));
   };
   return info;

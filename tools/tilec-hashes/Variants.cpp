@@ -131,6 +131,7 @@ const std::vector<Entry> &entries() {
       {"rms_norm", {{"fp8_out", "1"}}},
       {"silu_and_mul", {}},
       {"silu_and_mul", {{"dtype", "f16"}}},
+      {"silu_and_mul", {{"fp8_out", "1"}}},
       {"softmax", {}},
       {"softmax", {{"dtype", "f32"}}},
       {"rope", {}},

@@ -65,7 +65,7 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
       {"moe_align", {}},
       {"moe_experts", {{"dtype", {"bf16", "f16"}}, {"part", {"gate_up", "down", "combine"}}}},
       {"rms_norm", {{"dtype", {"bf16", "f16", "f32"}}, {"residual", {"0", "1"}}, {"fp8_out", {"0", "1"}}}},
-      {"silu_and_mul", {{"dtype", {"bf16", "f16", "f32"}}}},
+      {"silu_and_mul", {{"dtype", {"bf16", "f16", "f32"}}, {"fp8_out", {"0", "1"}}}},
       {"softmax", {{"dtype", {"bf16", "f16", "f32"}}}},
       {"rope", {{"dtype", {"bf16", "f16", "f32"}}, {"style", {"neox", "gptj"}}}},
   };

@@ -179,6 +179,7 @@ KernelParams rmsNormParams(Rng &rng, const std::string &) {
 KernelParams siluAndMulParams(Rng &rng, const std::string &) {
   return {{"tokens", std::to_string(uniform(rng, 1, 200))},
           {"intermediate", std::to_string(uniform(rng, 1, 1200))},
+          {"fp8_out", pick(rng, {"0", "0", "1"})},
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
 }
 
