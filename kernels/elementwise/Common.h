@@ -67,6 +67,9 @@ struct Fp8Output {
   static constexpr double unitRoundoff = 0x1p-4;
   /// Absolute error of rounding a value below the smallest normal.
   double subnormalHalfSpacing() const { return ocp() ? 0x1p-10 : 0x1p-11; }
+  /// vLLM's smallest dynamic scale, 1 / (512 max): a row of zeros gets a
+  /// finite inverse.
+  double minDynamicScale() const { return 1.0 / (512.0 * max()); }
   /// What kernel names carry: "_fp8out" (fnuz) or "_e4m3out".
   std::string nameSuffix() const { return ocp() ? "_e4m3out" : "_fp8out"; }
 };

@@ -25,6 +25,7 @@ std::string rmsNormKernelName(const RmsNormConfig &c) {
   return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) +
          (c.fp8Out ? elementwise::Fp8Output{c.fp8Type}.nameSuffix() + std::to_string(divisibilityFor(c.hidden, c.fp8Type))
                    : "") +
+         (c.fp8Out && c.tokenScale ? "_tokscale" : "") +
          "_r" +
          std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_d" +
          std::to_string(divisibilityFor(c.hidden, c.dtype)) + "_w" + std::to_string(c.waves);
@@ -38,9 +39,13 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   Tensor W = kb.tensor("W", c.dtype, 2, runs);
   Tensor Y = kb.tensor("Y", c.fp8Out ? c.fp8Type : c.dtype, 2,
                        {.divisibility = divisibilityFor(c.hidden, c.fp8Out ? c.fp8Type : c.dtype)});
+  const bool tokenScale = c.fp8Out && c.tokenScale;
+  std::optional<Tensor> tokenScales;
+  if (tokenScale)
+    tokenScales = kb.tensor("token_scale", DType::f32, 2);
   Scalar eps = kb.scalarF32("eps"), invH = kb.scalarF32("inv_h");
   std::optional<Scalar> invScale;
-  if (c.fp8Out)
+  if (c.fp8Out && !tokenScale)
     invScale = kb.scalarF32("inv_scale");
   kb.grid({GridExtent::ceilDiv(X, 0, c.rows)});
   Index r0 = kb.blockId(0) * c.rows, chunks = cdiv(X.dim(1), c.chunk);
@@ -76,6 +81,57 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   };
   kb.fill(ss, 0.0);
   Index last = chunks - 1, lastCol = last * c.chunk;
+  if (tokenScale) {
+    // Three passes: the sum of squares (the last chunk kept in x), each row's
+    // max |y| (the last chunk's y kept in registers), then Y = y / scale.
+    const elementwise::Fp8Output fp8{c.fp8Type};
+    Tile yc = kb.regTile("yc", {c.rows, c.chunk}, DType::f32);
+    Tile amax = kb.regTile("amax", {c.rows, 1}, DType::f32);   // max |y|, then the scale
+    Tile inv = kb.regTile("inv_scale", {c.rows, 1}, DType::f32);
+    auto normalised = [&](const Tile &dst) {
+      kb.mul(dst, x, ss);
+      kb.mul(dst, dst, w);
+    };
+    auto rowMax = [&](const Tile &src) {
+      kb.abs(yc, src);
+      kb.reduce(ReduceKind::max, yc, amax, {.axis = 1, .accumulate = true});
+    };
+    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
+    kb.load(W, {0, lastCol}, w);
+    sumSquares(lastCol);
+    kb.scale(ss, ss, invH);
+    kb.addScalar(ss, ss, eps);
+    kb.rsqrt(ss, ss);
+    kb.fill(amax, 0.0);   // |y| >= 0; columns past hidden load as 0
+    normalised(y);
+    rowMax(y);
+    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
+      Index col = ci * c.chunk;
+      kb.load(c.residual ? R : X, {r0, col}, x);
+      kb.load(W, {0, col}, w);
+      normalised(yc);
+      rowMax(yc);
+    });
+    kb.scale(amax, amax, 1.0 / fp8.max());
+    kb.fill(inv, fp8.minDynamicScale());
+    kb.max(amax, amax, inv);
+    kb.store(amax, *tokenScales, {r0, 0});
+    kb.recip(inv, amax);
+    kb.mul(y, y, inv);   // the store rounds to fp8 and saturates
+    kb.store(y, Y, {r0, lastCol});
+    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
+      Index col = ci * c.chunk;
+      kb.load(c.residual ? R : X, {r0, col}, x);
+      kb.load(W, {0, col}, w);
+      normalised(yc);
+      kb.mul(yc, yc, inv);
+      kb.store(yc, Y, {r0, col});
+    });
+    Kernel k = kb.finish();
+    if (!k.ok())
+      return Error{k.error()};
+    return k;
+  }
   kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
   // The last chunk (the whole row where hidden <= chunk) stays in registers
   // for the second pass, so X is read once there; W's chunk is loaded before
@@ -116,12 +172,15 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
   p.tensors.push_back({"W", c.dtype, {1, H}});
   const DType out = c.fp8Out ? c.fp8Type : c.dtype;
   p.tensors.push_back({"Y", out, {tokens, H}, /*output=*/true});
+  const bool tokenScale = c.fp8Out && c.tokenScale;
+  if (tokenScale)
+    p.tensors.push_back({"token_scale", DType::f32, {tokens, 1}, /*output=*/true});
   const size_t nt = p.tensors.size();
   p.scalars.push_back({"eps", static_cast<float>(eps), nt});
   p.scalars.push_back({"inv_h", static_cast<float>(1.0 / double(H)), nt + 1});
   // The kernel multiplies by inv_scale as rounded to f32.
   const double invScale = double(static_cast<float>(1.0 / scale));
-  if (c.fp8Out)
+  if (c.fp8Out && !tokenScale)
     p.scalars.push_back({"inv_scale", static_cast<float>(invScale), nt + 2});
   // Y = s r w, r = 1 / sqrt(sum(s^2) / H + eps), s = x (or x + r rounded to
   // dtype). In f32 (u = 2^-24): the sum of H non-negative terms errs by at
@@ -148,6 +207,25 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
                     (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
                     ", u = 2^-24, u_t the output's (fp8: 2^-4, ref = clamp(y inv_scale, +-" +
                     (ocp ? "448" : "240") + ")); plus half its subnormal spacing";
+  // Per-token scales: y (without inv_scale) errs by eY relative, and so does
+  // the row's max |y|; the product with 1 / fp8 max (a rounded constant) adds
+  // 2 u, the lower limit nothing: eS for the scale. Y = y * inv with inv =
+  // 1 / scale (recip: kRecip u) and the product (u): relative to the exact
+  // y / scale, (1 + eY)(1 + eS)(1 + (kRecip + 1) u) - 1, then one fp8
+  // rounding step as above; the reference clamps y / scale (its largest
+  // element is fp8 max exactly, which the kernel may overshoot by eY + eS and
+  // saturate).
+  const double eY = ((double(H) + 3) / 2 + devicemath::kRsqrt + 2) * u +
+                    (c.residual ? unitRoundoff(c.dtype) : 0);
+  const double eS = eY + 2 * u;
+  const double eQ = (1 + eY) * (1 + eS) * (1 + (devicemath::kRecip + 1) * u) - 1;
+  if (tokenScale)
+    p.toleranceRule = "token_scale = max(max|y| / " + std::string(ocp ? "448" : "240") +
+                      ", 1 / (512 fp8 max)) within eS = eY + 2u relative, eY = ((H + 3) / 2 + kRsqrt + 2) u" +
+                      (c.residual ? " + u_dtype" : "") +
+                      "; |Y - ref| <= 2^-4 |ref| + (1 + 2^-4) ((1 + eY)(1 + eS)(1 + (kRecip + 1) u) - 1) |y / scale| "
+                      "+ half the fp8 subnormal spacing, ref = clamp(y / scale, +-fp8 max)" +
+                      (c.residual ? "; |R - (x + r)| <= (u_t + 2u) |x + r|" : "");
   const RmsNormConfig cfg = c;
   p.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
                     std::vector<std::vector<double>> &tolerance) {
@@ -158,11 +236,27 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
       s[i] = cfg.residual ? roundTo(cfg.dtype, exact) : exact;
       sTol[i] = (ut + 2 * u) * std::fabs(exact) + subnormalHalfUlp(cfg.dtype);
     }
+    std::vector<double> scales(tokenScale ? tokens : 0), scaleTol(scales.size());
     for (int64_t t = 0; t < tokens; ++t) {
       double ss = 0;
       for (int64_t h = 0; h < H; ++h)
         ss += s[t * H + h] * s[t * H + h];
       const double r = 1 / std::sqrt(ss / double(H) + eps);
+      if (tokenScale) {
+        double amax = 0;
+        for (int64_t h = 0; h < H; ++h)
+          amax = std::max(amax, std::fabs(s[t * H + h] * r * w[h]));
+        const double scale = std::max(amax / fp8Max, fp8.minDynamicScale());
+        scales[t] = scale;
+        scaleTol[t] = eS * scale;
+        for (int64_t h = 0; h < H; ++h) {
+          const double exact = s[t * H + h] * r * w[h] / scale;
+          const double ref = std::clamp(exact, -fp8Max, fp8Max);
+          y[t * H + h] = ref;
+          yTol[t * H + h] = ut * std::fabs(ref) + (1 + ut) * eQ * std::fabs(exact) + halfSpacing;
+        }
+        continue;
+      }
       for (int64_t h = 0; h < H; ++h) {
         const double exact = s[t * H + h] * r * w[h] * (cfg.fp8Out ? invScale : 1.0);
         const double ref = cfg.fp8Out ? std::clamp(exact, -fp8Max, fp8Max) : exact;
@@ -171,12 +265,17 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
                           halfSpacing;
       }
     }
+    expected.clear();
+    tolerance.clear();
     if (cfg.residual) {
-      expected = {std::move(s), std::move(y)};
-      tolerance = {std::move(sTol), std::move(yTol)};
-    } else {
-      expected = {std::move(y)};
-      tolerance = {std::move(yTol)};
+      expected.push_back(std::move(s));
+      tolerance.push_back(std::move(sTol));
+    }
+    expected.push_back(std::move(y));
+    tolerance.push_back(std::move(yTol));
+    if (tokenScale) {
+      expected.push_back(std::move(scales));
+      tolerance.push_back(std::move(scaleTol));
     }
   };
   return p;
@@ -197,6 +296,10 @@ KernelInfo rmsNormKernelInfo() {
   };
   for (KernelParam &p : elementwise::fp8OutputParams("Y"))
     info.params.push_back(std::move(p));
+  info.params.push_back({"fp8_scale", "static",
+                         "fp8_out's scale: static (the inv_scale argument) | token (each token's max |Y| / fp8 max, "
+                         "written to token_scale [tokens, 1]: vLLM's dynamic per-token quant)",
+                         ParamSpec::oneOf({"static", "token"})});
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
     info.params.push_back(std::move(p));
   struct RunTime {
@@ -213,6 +316,9 @@ KernelInfo rmsNormKernelInfo() {
         run.eps = p.real("eps");
         if (std::string bad = elementwise::readFp8Output(p, "rms_norm", c.fp8Out, c.fp8Type, run.scale); !bad.empty())
           return bad;
+        c.tokenScale = p.choice("fp8_scale") == "token";
+        if (p.ok() && c.tokenScale && !c.fp8Out)
+          return "kernel 'rms_norm': fp8_scale=token scales an fp8 output: give fp8_out=1 too";
         if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
           return bad;
         return p.ok() && run.eps < 0 ? "kernel 'rms_norm': eps must not be negative" : "";

@@ -129,6 +129,7 @@ const std::vector<Entry> &entries() {
       {"rms_norm", {{"dtype", "f32"}}},
       {"rms_norm", {{"hidden", "1000"}}},
       {"rms_norm", {{"fp8_out", "1"}}},
+      {"rms_norm", {{"fp8_out", "1"}, {"fp8_scale", "token"}}},
       {"silu_and_mul", {}},
       {"silu_and_mul", {{"dtype", "f16"}}},
       {"silu_and_mul", {{"fp8_out", "1"}}},

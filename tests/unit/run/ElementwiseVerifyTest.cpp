@@ -29,6 +29,15 @@ const runcheck::Case kCases[] = {
     {"t33_h1000_bf16_fp8", {{"tokens", "33"}, {"hidden", "1000"}, {"dtype", "bf16"}, {"fp8_out", "1"}}},
     {"t5_h264_f32_residual_fp8",
      {{"tokens", "5"}, {"hidden", "264"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"}, {"scale", "0.01"}}},
+    // Per-token dynamic scales (token_scale checked too): rows of several
+    // chunks (three passes), with the residual, and ragged token counts.
+    {"t1_h1000_bf16_token_scale",
+     {{"tokens", "1"}, {"hidden", "1000"}, {"dtype", "bf16"}, {"fp8_out", "1"}, {"fp8_scale", "token"}, {"chunk", "256"}}},
+    {"t7_h264_f32_residual_token_scale",
+     {{"tokens", "7"}, {"hidden", "264"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"},
+      {"fp8_scale", "token"}, {"chunk", "64"}, {"rows", "2"}}},
+    {"t333_h200_f16_token_scale",
+     {{"tokens", "333"}, {"hidden", "200"}, {"dtype", "f16"}, {"fp8_out", "1"}, {"fp8_scale", "token"}}},
     // The whole row in one chunk (read once, kept in registers), rows over
     // waves and along them.
     {"t3_h4000_bf16_residual_one_chunk",

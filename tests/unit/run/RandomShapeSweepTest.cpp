@@ -169,11 +169,14 @@ KernelParams moeParams(Rng &rng, const std::string &arch) {
 }
 
 KernelParams rmsNormParams(Rng &rng, const std::string &) {
-  return {{"tokens", std::to_string(uniform(rng, 1, 200))},
+  KernelParams p = {{"tokens", std::to_string(uniform(rng, 1, 200))},
           {"hidden", std::to_string(uniform(rng, 1, 1200))},
           {"residual", pick(rng, {"0", "1"})},
           {"fp8_out", pick(rng, {"0", "0", "1"})},
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+  if (p["fp8_out"] == "1")
+    p["fp8_scale"] = pick(rng, {"static", "token"});
+  return p;
 }
 
 KernelParams siluAndMulParams(Rng &rng, const std::string &) {
