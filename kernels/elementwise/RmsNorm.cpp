@@ -25,7 +25,9 @@ std::string rmsNormKernelName(const RmsNormConfig &c) {
   return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) +
          (c.fp8Out ? elementwise::Fp8Output{c.fp8Type}.nameSuffix() + std::to_string(divisibilityFor(c.hidden, c.fp8Type))
                    : "") +
-         (c.fp8Out && c.tokenScale ? "_tokscale" : "") +
+         (!c.fp8Out || c.fp8Scale == Fp8Scale::Static ? ""
+          : c.fp8Scale == Fp8Scale::Token             ? "_tokscale"
+                                                      : "_g" + std::to_string(kFp8ScaleGroup) + "scale") +
          "_r" +
          std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_d" +
          std::to_string(divisibilityFor(c.hidden, c.dtype)) + "_w" + std::to_string(c.waves);
@@ -39,13 +41,13 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   Tensor W = kb.tensor("W", c.dtype, 2, runs);
   Tensor Y = kb.tensor("Y", c.fp8Out ? c.fp8Type : c.dtype, 2,
                        {.divisibility = divisibilityFor(c.hidden, c.fp8Out ? c.fp8Type : c.dtype)});
-  const bool tokenScale = c.fp8Out && c.tokenScale;
-  std::optional<Tensor> tokenScales;
-  if (tokenScale)
-    tokenScales = kb.tensor("token_scale", DType::f32, 2);
+  const Fp8Scale scaling = c.fp8Out ? c.fp8Scale : Fp8Scale::Static;
+  std::optional<Tensor> scales;
+  if (scaling != Fp8Scale::Static)
+    scales = kb.tensor(scaling == Fp8Scale::Token ? "token_scale" : "group_scale", DType::f32, 2);
   Scalar eps = kb.scalarF32("eps"), invH = kb.scalarF32("inv_h");
   std::optional<Scalar> invScale;
-  if (c.fp8Out && !tokenScale)
+  if (c.fp8Out && scaling == Fp8Scale::Static)
     invScale = kb.scalarF32("inv_scale");
   kb.grid({GridExtent::ceilDiv(X, 0, c.rows)});
   Index r0 = kb.blockId(0) * c.rows, chunks = cdiv(X.dim(1), c.chunk);
@@ -81,10 +83,48 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   };
   kb.fill(ss, 0.0);
   Index last = chunks - 1, lastCol = last * c.chunk;
-  if (tokenScale) {
+  const elementwise::Fp8Output fp8{c.fp8Type};
+  // From each row's max |y| (amax) the scale, stored at `col` of the scales,
+  // and its inverse into inv.
+  auto dynamicScale = [&](const Tile &amax, const Tile &inv, Index col) {
+    kb.scale(amax, amax, 1.0 / fp8.max());
+    kb.fill(inv, fp8.minDynamicScale());
+    kb.max(amax, amax, inv);
+    kb.store(amax, *scales, {r0, col});
+    kb.recip(inv, amax);
+  };
+  if (scaling == Fp8Scale::Group) {
+    // Two passes: the sum of squares, then per group of 128 columns its max
+    // |y|, its scale and its output.
+    const int64_t g = kFp8ScaleGroup;
+    Tile xg = kb.regTile("xg", {c.rows, g}, c.dtype), wg = kb.regTile("wg", {1, g}, c.dtype);
+    Tile yg = kb.regTile("yg", {c.rows, g}, DType::f32), ag = kb.regTile("ag", {c.rows, g}, DType::f32);
+    Tile amax = kb.regTile("amax", {c.rows, 1}, DType::f32);   // max |y|, then the scale
+    Tile inv = kb.regTile("inv_scale", {c.rows, 1}, DType::f32);
+    kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
+    kb.scale(ss, ss, invH);
+    kb.addScalar(ss, ss, eps);
+    kb.rsqrt(ss, ss);
+    kb.forLoop(0, cdiv(X.dim(1), g), 1, {.name = "g"}, [&](Index gi) {
+      Index col = gi * g;
+      kb.load(c.residual ? R : X, {r0, col}, xg);
+      kb.load(W, {0, col}, wg);
+      kb.mul(yg, xg, ss);
+      kb.mul(yg, yg, wg);
+      kb.abs(ag, yg);
+      kb.reduce(ReduceKind::max, ag, amax, {.axis = 1});
+      dynamicScale(amax, inv, gi);
+      kb.mul(yg, yg, inv);   // the store rounds to fp8 and saturates
+      kb.store(yg, Y, {r0, col});
+    });
+    Kernel k = kb.finish();
+    if (!k.ok())
+      return Error{k.error()};
+    return k;
+  }
+  if (scaling == Fp8Scale::Token) {
     // Three passes: the sum of squares (the last chunk kept in x), each row's
     // max |y| (the last chunk's y kept in registers), then Y = y / scale.
-    const elementwise::Fp8Output fp8{c.fp8Type};
     Tile yc = kb.regTile("yc", {c.rows, c.chunk}, DType::f32);
     Tile amax = kb.regTile("amax", {c.rows, 1}, DType::f32);   // max |y|, then the scale
     Tile inv = kb.regTile("inv_scale", {c.rows, 1}, DType::f32);
@@ -112,11 +152,7 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
       normalised(yc);
       rowMax(yc);
     });
-    kb.scale(amax, amax, 1.0 / fp8.max());
-    kb.fill(inv, fp8.minDynamicScale());
-    kb.max(amax, amax, inv);
-    kb.store(amax, *tokenScales, {r0, 0});
-    kb.recip(inv, amax);
+    dynamicScale(amax, inv, Index(0));
     kb.mul(y, y, inv);   // the store rounds to fp8 and saturates
     kb.store(y, Y, {r0, lastCol});
     kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
@@ -172,15 +208,19 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
   p.tensors.push_back({"W", c.dtype, {1, H}});
   const DType out = c.fp8Out ? c.fp8Type : c.dtype;
   p.tensors.push_back({"Y", out, {tokens, H}, /*output=*/true});
-  const bool tokenScale = c.fp8Out && c.tokenScale;
-  if (tokenScale)
-    p.tensors.push_back({"token_scale", DType::f32, {tokens, 1}, /*output=*/true});
+  const Fp8Scale scaling = c.fp8Out ? c.fp8Scale : Fp8Scale::Static;
+  // Columns per scale (dynamic scales), and scales per token.
+  const int64_t groupCols = scaling == Fp8Scale::Group ? kFp8ScaleGroup : H;
+  const int64_t groups = scaling == Fp8Scale::Static ? 0 : H / groupCols;
+  if (scaling != Fp8Scale::Static)
+    p.tensors.push_back({scaling == Fp8Scale::Token ? "token_scale" : "group_scale", DType::f32, {tokens, groups},
+                         /*output=*/true});
   const size_t nt = p.tensors.size();
   p.scalars.push_back({"eps", static_cast<float>(eps), nt});
   p.scalars.push_back({"inv_h", static_cast<float>(1.0 / double(H)), nt + 1});
   // The kernel multiplies by inv_scale as rounded to f32.
   const double invScale = double(static_cast<float>(1.0 / scale));
-  if (c.fp8Out && !tokenScale)
+  if (c.fp8Out && scaling == Fp8Scale::Static)
     p.scalars.push_back({"inv_scale", static_cast<float>(invScale), nt + 2});
   // Y = s r w, r = 1 / sqrt(sum(s^2) / H + eps), s = x (or x + r rounded to
   // dtype). In f32 (u = 2^-24): the sum of H non-negative terms errs by at
@@ -207,8 +247,8 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
                     (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
                     ", u = 2^-24, u_t the output's (fp8: 2^-4, ref = clamp(y inv_scale, +-" +
                     (ocp ? "448" : "240") + ")); plus half its subnormal spacing";
-  // Per-token scales: y (without inv_scale) errs by eY relative, and so does
-  // the row's max |y|; the product with 1 / fp8 max (a rounded constant) adds
+  // Per-token (or per-group) scales: y (without inv_scale) errs by eY
+  // relative, and so does the row's (group's) max |y|; the product with 1 / fp8 max (a rounded constant) adds
   // 2 u, the lower limit nothing: eS for the scale. Y = y * inv with inv =
   // 1 / scale (recip: kRecip u) and the product (u): relative to the exact
   // y / scale, (1 + eY)(1 + eS)(1 + (kRecip + 1) u) - 1, then one fp8
@@ -219,8 +259,9 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
                     (c.residual ? unitRoundoff(c.dtype) : 0);
   const double eS = eY + 2 * u;
   const double eQ = (1 + eY) * (1 + eS) * (1 + (devicemath::kRecip + 1) * u) - 1;
-  if (tokenScale)
-    p.toleranceRule = "token_scale = max(max|y| / " + std::string(ocp ? "448" : "240") +
+  if (scaling != Fp8Scale::Static)
+    p.toleranceRule = std::string(scaling == Fp8Scale::Token ? "token_scale" : "group_scale (per 128 columns)") +
+                      " = max(max|y| / " + std::string(ocp ? "448" : "240") +
                       ", 1 / (512 fp8 max)) within eS = eY + 2u relative, eY = ((H + 3) / 2 + kRsqrt + 2) u" +
                       (c.residual ? " + u_dtype" : "") +
                       "; |Y - ref| <= 2^-4 |ref| + (1 + 2^-4) ((1 + eY)(1 + eS)(1 + (kRecip + 1) u) - 1) |y / scale| "
@@ -236,27 +277,29 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
       s[i] = cfg.residual ? roundTo(cfg.dtype, exact) : exact;
       sTol[i] = (ut + 2 * u) * std::fabs(exact) + subnormalHalfUlp(cfg.dtype);
     }
-    std::vector<double> scales(tokenScale ? tokens : 0), scaleTol(scales.size());
+    std::vector<double> scales(tokens * groups), scaleTol(scales.size());
     for (int64_t t = 0; t < tokens; ++t) {
       double ss = 0;
       for (int64_t h = 0; h < H; ++h)
         ss += s[t * H + h] * s[t * H + h];
       const double r = 1 / std::sqrt(ss / double(H) + eps);
-      if (tokenScale) {
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        const int64_t h0 = gi * groupCols;
         double amax = 0;
-        for (int64_t h = 0; h < H; ++h)
+        for (int64_t h = h0; h < h0 + groupCols; ++h)
           amax = std::max(amax, std::fabs(s[t * H + h] * r * w[h]));
         const double scale = std::max(amax / fp8Max, fp8.minDynamicScale());
-        scales[t] = scale;
-        scaleTol[t] = eS * scale;
-        for (int64_t h = 0; h < H; ++h) {
+        scales[t * groups + gi] = scale;
+        scaleTol[t * groups + gi] = eS * scale;
+        for (int64_t h = h0; h < h0 + groupCols; ++h) {
           const double exact = s[t * H + h] * r * w[h] / scale;
           const double ref = std::clamp(exact, -fp8Max, fp8Max);
           y[t * H + h] = ref;
           yTol[t * H + h] = ut * std::fabs(ref) + (1 + ut) * eQ * std::fabs(exact) + halfSpacing;
         }
-        continue;
       }
+      if (groups > 0)
+        continue;
       for (int64_t h = 0; h < H; ++h) {
         const double exact = s[t * H + h] * r * w[h] * (cfg.fp8Out ? invScale : 1.0);
         const double ref = cfg.fp8Out ? std::clamp(exact, -fp8Max, fp8Max) : exact;
@@ -273,7 +316,7 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
     }
     expected.push_back(std::move(y));
     tolerance.push_back(std::move(yTol));
-    if (tokenScale) {
+    if (groups > 0) {
       expected.push_back(std::move(scales));
       tolerance.push_back(std::move(scaleTol));
     }
@@ -298,8 +341,9 @@ KernelInfo rmsNormKernelInfo() {
     info.params.push_back(std::move(p));
   info.params.push_back({"fp8_scale", "static",
                          "fp8_out's scale: static (the inv_scale argument) | token (each token's max |Y| / fp8 max, "
-                         "written to token_scale [tokens, 1]: vLLM's dynamic per-token quant)",
-                         ParamSpec::oneOf({"static", "token"})});
+                         "written to token_scale [tokens, 1]: vLLM's dynamic per-token quant) | group (the same per "
+                         "1 x 128 group, to group_scale [tokens, hidden / 128]; hidden a multiple of 128)",
+                         ParamSpec::oneOf({"static", "token", "group"})});
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
     info.params.push_back(std::move(p));
   struct RunTime {
@@ -316,9 +360,14 @@ KernelInfo rmsNormKernelInfo() {
         run.eps = p.real("eps");
         if (std::string bad = elementwise::readFp8Output(p, "rms_norm", c.fp8Out, c.fp8Type, run.scale); !bad.empty())
           return bad;
-        c.tokenScale = p.choice("fp8_scale") == "token";
-        if (p.ok() && c.tokenScale && !c.fp8Out)
-          return "kernel 'rms_norm': fp8_scale=token scales an fp8 output: give fp8_out=1 too";
+        const std::string scaling = p.choice("fp8_scale");
+        c.fp8Scale = scaling == "token" ? Fp8Scale::Token : scaling == "group" ? Fp8Scale::Group : Fp8Scale::Static;
+        if (p.ok() && c.fp8Scale != Fp8Scale::Static && !c.fp8Out)
+          return "kernel 'rms_norm': fp8_scale=" + scaling + " scales an fp8 output: give fp8_out=1 too";
+        if (p.ok() && c.fp8Out && c.fp8Scale == Fp8Scale::Group && c.hidden % kFp8ScaleGroup != 0)
+          return "kernel 'rms_norm': fp8_scale=group takes groups of " + std::to_string(kFp8ScaleGroup) +
+                 " columns, so hidden must be a multiple of " + std::to_string(kFp8ScaleGroup) + ", got " +
+                 std::to_string(c.hidden);
         if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
           return bad;
         return p.ok() && run.eps < 0 ? "kernel 'rms_norm': eps must not be negative" : "";

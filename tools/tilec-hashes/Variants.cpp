@@ -130,6 +130,7 @@ const std::vector<Entry> &entries() {
       {"rms_norm", {{"hidden", "1000"}}},
       {"rms_norm", {{"fp8_out", "1"}}},
       {"rms_norm", {{"fp8_out", "1"}, {"fp8_scale", "token"}}},
+      {"rms_norm", {{"fp8_out", "1"}, {"fp8_scale", "group"}}},
       {"silu_and_mul", {}},
       {"silu_and_mul", {{"dtype", "f16"}}},
       {"silu_and_mul", {{"fp8_out", "1"}}},

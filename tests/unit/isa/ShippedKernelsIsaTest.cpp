@@ -65,7 +65,7 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
       {"moe_align", {}},
       {"moe_experts", {{"dtype", {"bf16", "f16"}}, {"part", {"gate_up", "down", "combine"}}}},
       {"rms_norm", {{"dtype", {"bf16", "f16", "f32"}}, {"residual", {"0", "1"}}, {"fp8_out", {"0", "1"}},
-                    {"fp8_scale", {"static", "token"}}}},
+                    {"fp8_scale", {"static", "token", "group"}}}},
       {"silu_and_mul", {{"dtype", {"bf16", "f16", "f32"}}, {"fp8_out", {"0", "1"}}}},
       {"softmax", {{"dtype", {"bf16", "f16", "f32"}}}},
       {"rope", {{"dtype", {"bf16", "f16", "f32"}}, {"style", {"neox", "gptj"}}}},
@@ -105,8 +105,8 @@ std::vector<Variant> allVariants() {
         // The combine kernel exists with split-KV only.
         if ((kernel == "paged_decode" || kernel == "mla_decode") && p.at("splits") == "1" && p.at("part") == "combine")
           continue;
-        // Per-token scales belong to an fp8 output.
-        if (kernel == "rms_norm" && p.at("fp8_out") == "0" && p.at("fp8_scale") == "token")
+        // Computed scales belong to an fp8 output.
+        if (kernel == "rms_norm" && p.at("fp8_out") == "0" && p.at("fp8_scale") != "static")
           continue;
         if (targetMultiplies(target.arch, p))
           out.push_back({kernel, target.arch, p});

@@ -38,6 +38,15 @@ const runcheck::Case kCases[] = {
       {"fp8_scale", "token"}, {"chunk", "64"}, {"rows", "2"}}},
     {"t333_h200_f16_token_scale",
      {{"tokens", "333"}, {"hidden", "200"}, {"dtype", "f16"}, {"fp8_out", "1"}, {"fp8_scale", "token"}}},
+    // Per-group scales (group_scale checked too): 1 x 128 groups, rows of
+    // several chunks, with the residual.
+    {"t1_h1024_bf16_group_scale",
+     {{"tokens", "1"}, {"hidden", "1024"}, {"dtype", "bf16"}, {"fp8_out", "1"}, {"fp8_scale", "group"}, {"chunk", "256"}}},
+    {"t7_h384_f32_residual_group_scale",
+     {{"tokens", "7"}, {"hidden", "384"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"},
+      {"fp8_scale", "group"}, {"chunk", "128"}, {"rows", "2"}}},
+    {"t333_h256_f16_group_scale",
+     {{"tokens", "333"}, {"hidden", "256"}, {"dtype", "f16"}, {"fp8_out", "1"}, {"fp8_scale", "group"}}},
     // The whole row in one chunk (read once, kept in registers), rows over
     // waves and along them.
     {"t3_h4000_bf16_residual_one_chunk",

@@ -174,8 +174,10 @@ KernelParams rmsNormParams(Rng &rng, const std::string &) {
           {"residual", pick(rng, {"0", "1"})},
           {"fp8_out", pick(rng, {"0", "0", "1"})},
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
-  if (p["fp8_out"] == "1")
-    p["fp8_scale"] = pick(rng, {"static", "token"});
+  if (p.at("fp8_out") == "1")
+    p["fp8_scale"] = pick(rng, {"static", "token", "group"});
+  if (p.count("fp8_scale") && p.at("fp8_scale") == "group")   // whole groups of 128 columns
+    p["hidden"] = std::to_string(128 * uniform(rng, 1, 9));
   return p;
 }
 
