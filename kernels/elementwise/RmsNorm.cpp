@@ -373,8 +373,18 @@ KernelInfo rmsNormKernelInfo() {
         return p.ok() && run.eps < 0 ? "kernel 'rms_norm': eps must not be negative" : "";
       },
       buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps, run.scale); });
-  // NVIDIA targets store OCP fp8 and read a row once (nvidiaRowBlocking).
+  // Per-group scales step through [rows, 128] tiles: by default enough rows
+  // that every thread holds one 16-byte run of a step (128 / run threads a
+  // row). NVIDIA targets store OCP fp8 and read a row once (nvidiaRowBlocking).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    auto scaling = p.find("fp8_scale");
+    if (scaling != p.end() && scaling->second == "group") {
+      auto dtype = p.find("dtype");
+      const int64_t run = dtype != p.end() && dtype->second == "f32" ? 4 : 8;
+      const int64_t threads = givenInteger(p, "waves", 4) * t.waveSize;
+      p.try_emplace("rows", std::to_string(std::clamp<int64_t>(threads * run / kFp8ScaleGroup, 1, 64)));
+      p.try_emplace("chunk", "1024");
+    }
     if (t.vendor != Vendor::NVIDIA)
       return;
     elementwise::nvidiaFp8Output(p);
