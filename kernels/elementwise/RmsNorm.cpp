@@ -102,6 +102,10 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
     Tile amax = kb.regTile("amax", {c.rows, 1}, DType::f32);   // max |y|, then the scale
     Tile inv = kb.regTile("inv_scale", {c.rows, 1}, DType::f32);
     kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
+    // The [rows, 128] steps spread a row over other threads than the chunks
+    // did: they read sums of the residual that other threads stored.
+    if (c.residual)
+      kb.barrier();
     kb.scale(ss, ss, invH);
     kb.addScalar(ss, ss, eps);
     kb.rsqrt(ss, ss);
