@@ -286,6 +286,50 @@ class SiluAndMul(Case):
             self.variant(plan.norm_config_label(cfg), [(plan.silu_key(intermediate, cfg), ["X", "out"])])
 
 
+class RmsNormFp8(Case):
+    """rms_norm into OCP e4m3: a static scale (inv_scale argument), or per-token
+    or per-group scales the kernel computes and writes (token_scale [tokens, 1]
+    or group_scale [tokens, hidden / 128], f32)."""
+    outputs = ("Y",)
+
+    def __init__(self, tokens, hidden, scales):
+        super().__init__("T%d hidden%d %s scale" % (tokens, hidden, scales))
+        self.family = "rms_norm_fp8" if scales == "static" else "rms_norm_fp8_" + scales
+        self.T, self.H, self.scales = tokens, hidden, scales
+        self.tensors = {"X": ((tokens, hidden), "bf16"), "W": ((1, hidden), "bf16"),
+                        "Y": ((tokens, hidden), "f8E4M3FN")}
+        self.scalars = {"eps": plan.NORM_EPS, "inv_h": 1.0 / hidden}
+        args = ["X", "W", "Y", "eps", "inv_h"]
+        if scales == "static":
+            self.scalars["inv_scale"] = 1.0 / plan.FP8_OUT_SCALE
+            args.append("inv_scale")
+        else:
+            name, per_token = ("token_scale", 1) if scales == "token" else ("group_scale", hidden // 128)
+            self.outputs = ("Y", name)
+            self.tensors[name] = ((tokens, per_token), "f32")
+            args.insert(3, name)
+        # X (bf16) read once, W read, Y (1 byte) written, the f32 scales written.
+        self.work = {"bytes": 2.0 * (tokens * hidden + hidden) + tokens * hidden +
+                     4.0 * tokens * (0 if scales == "static" else 1 if scales == "token" else hidden // 128)}
+        for cfg in plan.norm_fp8_configs(scales):
+            self.variant(plan.norm_config_label(cfg), [(plan.norm_fp8_key(hidden, cfg, scales), args)])
+
+
+class SiluAndMulFp8(Case):
+    """silu_and_mul into OCP e4m3 with a static scale (vLLM's silu_and_mul_quant)."""
+    family = "silu_and_mul_fp8"
+    outputs = ("out",)
+
+    def __init__(self, tokens, intermediate):
+        super().__init__("T%d inter%d" % (tokens, intermediate))
+        self.T, self.I = tokens, intermediate
+        self.tensors = {"X": ((tokens, 2 * intermediate), "bf16"), "out": ((tokens, intermediate), "f8E4M3FN")}
+        self.scalars = {"inv_scale": 1.0 / plan.FP8_OUT_SCALE}
+        self.work = {"bytes": 2.0 * 2 * tokens * intermediate + tokens * intermediate}   # X read, out written
+        for cfg in plan.SILU_FP8_CONFIGS:
+            self.variant(plan.norm_config_label(cfg), [(plan.silu_fp8_key(intermediate, cfg), ["X", "out", "inv_scale"])])
+
+
 class Softmax(Case):
     family = "softmax"
     outputs = ("Y",)
@@ -321,7 +365,7 @@ class Rope(Case):
 
 
 FAMILIES = ["gemm", "fp8_gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
-            "rope"]
+            "rope", "rms_norm_fp8", "rms_norm_fp8_token", "rms_norm_fp8_group", "silu_and_mul_fp8"]
 
 
 def all_cases():
@@ -350,6 +394,9 @@ def all_cases():
         cases.append(Softmax(r, c))
     for t in plan.ROPE_TOKENS:
         cases.append(Rope(t))
+    for scales in plan.NORM_FP8_SCALES:
+        cases += [RmsNormFp8(t, h, scales) for (t, h) in plan.NORM_SHAPES]
+    cases += [SiluAndMulFp8(t, i) for (t, i) in plan.SILU_SHAPES]
     return cases
 
 

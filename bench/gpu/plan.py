@@ -254,6 +254,40 @@ def _silu_params(intermediate, cfg):
     return {"intermediate": intermediate, "dtype": "bf16", **cfg}
 
 
+# ---- fp8 outputs (kernels/elementwise, OCP e4m3 on sm_90a): rms_norm with a static scale
+# (vLLM's rms_norm_static_fp8_quant), per-token scales (rms_norm_dynamic_per_token_quant) or
+# per-1x128-group scales, silu_and_mul with a static scale (silu_and_mul_quant); the shapes
+# of the bf16 cases.
+NORM_FP8_SCALES = ("static", "token", "group")
+FP8_OUT_SCALE = 0.02   # static scale: N(0, 1) inputs give |y / scale| up to ~500, some saturating at 448
+NORM_FP8_CONFIGS = [{"rows": 1, "chunk": 4096, "waves": 4}, {"rows": 4, "chunk": 512, "waves": 4}]
+# Per-group scales step through [rows, 128] tiles: 8 rows of 16 threads fill 4 warps (the
+# kernel's sm_90a default), 16 rows 8 warps.
+NORM_FP8_GROUP_CONFIGS = [{"rows": 8, "chunk": 1024, "waves": 4}, {"rows": 16, "chunk": 1024, "waves": 8}]
+
+
+def norm_fp8_configs(scales):
+    return NORM_FP8_GROUP_CONFIGS if scales == "group" else NORM_FP8_CONFIGS
+SILU_FP8_CONFIGS = SILU_CONFIGS
+
+
+def norm_fp8_key(hidden, cfg, scales):
+    """scales: one of NORM_FP8_SCALES."""
+    return "rms_norm_fp8_%s/div%d/%s" % (scales, gemm_divisibility(hidden), norm_config_label(cfg))
+
+
+def _norm_fp8_params(hidden, cfg, scales):
+    return {**_norm_params(hidden, cfg), "fp8_out": 1, "fp8_dtype": "e4m3", "fp8_scale": scales}
+
+
+def silu_fp8_key(intermediate, cfg):
+    return "silu_and_mul_fp8/i%d/%s" % (intermediate, norm_config_label(cfg))
+
+
+def _silu_fp8_params(intermediate, cfg):
+    return {**_silu_params(intermediate, cfg), "fp8_out": 1, "fp8_dtype": "e4m3"}
+
+
 # ---- softmax (kernels/elementwise): rows of X [rows, cols] bf16, online over chunks ----------------
 SOFTMAX_SHAPES = [(4096, 4096), (16, 32768), (333, 5000)]   # (rows, cols)
 # Rows per workgroup, columns per step, warps (the labels say rows as r). A
@@ -342,6 +376,13 @@ def compile_jobs():
     for (_, inter) in SILU_SHAPES:
         for i, cfg in enumerate(SILU_CONFIGS):
             add(silu_key(inter, cfg), "silu_and_mul", _silu_params(inter, cfg), i == 0)
+    for (_, hidden) in NORM_SHAPES:
+        for scales in NORM_FP8_SCALES:
+            for i, cfg in enumerate(norm_fp8_configs(scales)):
+                add(norm_fp8_key(hidden, cfg, scales), "rms_norm", _norm_fp8_params(hidden, cfg, scales), i == 0)
+    for (_, inter) in SILU_SHAPES:
+        for i, cfg in enumerate(SILU_FP8_CONFIGS):
+            add(silu_fp8_key(inter, cfg), "silu_and_mul", _silu_fp8_params(inter, cfg), i == 0)
     for (_, cols) in SOFTMAX_SHAPES:
         for i, cfg in enumerate(SOFTMAX_CONFIGS):
             add(softmax_key(cols, cfg), "softmax", _softmax_params(cols, cfg), i == 0)

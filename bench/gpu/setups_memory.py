@@ -84,4 +84,76 @@ def bind(env):
         # bf16 output: one rounding (2^-9 relative on average) of f32 products and sums.
         return ref, {"Q": 1e-2, "K": 1e-2}, base, errs
 
-    return {"rms_norm": setup_norm, "silu_and_mul": setup_silu, "softmax": setup_softmax, "rope": setup_rope}
+    # fp8 outputs (OCP e4m3): the baselines are PyTorch's eager composition
+    # (the bf16 result, then scaled, clamped to +-448 and converted) and its
+    # torch.compile; the reference is the f32 result scaled and clamped.
+    fp8, fmax = torch.float8_e4m3fn, 448.0
+
+    def quantise(y, inv_scale):
+        return (y.float() * inv_scale).clamp(-fmax, fmax).to(fp8)
+
+    def baselines(fn, ref, args):
+        compiled = torch.compile(fn)
+        base = {"torch_eager": lambda: fn(*args), "torch_compile": lambda: compiled(*args)}
+        errs = {}
+        for label, f in base.items():
+            try:
+                out = f()
+                errs[label] = max(rel_err(o.float(), ref[n]) for n, o in
+                                  zip(ref, out if isinstance(out, tuple) else (out,)))
+            except Exception as e:
+                errs[label] = "error: %s" % e
+        return base, errs
+
+    # fp8 output: one rounding to 3 mantissa bits (at most 2^-4 relative of
+    # each element, so of the norm) over f32 terms far below it; token_scale
+    # in f32: the row maximum's few roundings.
+    FP8_BOUND, SCALE_BOUND = 0.07, 1e-4
+
+    def setup_norm_fp8(case, T):
+        T["X"].copy_(randn(T["X"].shape))
+        T["W"].copy_(randn(T["W"].shape))
+        eps, H = plan.NORM_EPS, case.H
+        x32 = T["X"].float()
+        y32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * T["W"].float()
+        X, w = T["X"], T["W"][0]
+        if case.scales == "static":
+            inv = case.scalars["inv_scale"]
+            ref = {"Y": (y32 * inv).clamp(-fmax, fmax)}
+
+            def norm_quant(x, wt):
+                return quantise(F.rms_norm(x, (H,), wt, eps), inv)
+            base, errs = baselines(norm_quant, ref, (X, w))
+            return ref, {"Y": FP8_BOUND}, base, errs
+        # Per token: one group of H columns; per group: 128.
+        group = H if case.scales == "token" else 128
+        name = "token_scale" if case.scales == "token" else "group_scale"
+
+        def dynamic(y):
+            g = y.view(y.shape[0], H // group, group)
+            s = (g.abs().amax(-1, keepdim=True) / fmax).clamp(min=1.0 / (512 * fmax))
+            return (g / s).clamp(-fmax, fmax).view(y.shape), s.view(y.shape[0], H // group)
+        q32, s32 = dynamic(y32)
+        ref = {"Y": q32, name: s32}
+
+        def norm_dynamic_quant(x, wt):   # vLLM's rms_norm_dynamic_per_token_quant (or per group), composed
+            q, s = dynamic(F.rms_norm(x, (H,), wt, eps).float())
+            return q.to(fp8), s
+        base, errs = baselines(norm_dynamic_quant, ref, (X, w))
+        # The baselines' scales come from the bf16-rounded y: 2^-9 relative.
+        return ref, {"Y": FP8_BOUND, name: SCALE_BOUND}, base, errs
+
+    def setup_silu_fp8(case, T):
+        T["X"].copy_(randn(T["X"].shape))
+        I, X, inv = case.I, T["X"], case.scalars["inv_scale"]
+        x32 = X.float()
+        ref = {"out": (F.silu(x32[:, :I]) * x32[:, I:] * inv).clamp(-fmax, fmax)}
+
+        def silu_and_mul_quant(x):
+            return quantise(F.silu(x[:, :I]) * x[:, I:], inv)
+        base, errs = baselines(silu_and_mul_quant, ref, (X,))
+        return ref, {"out": FP8_BOUND}, base, errs
+
+    return {"rms_norm": setup_norm, "silu_and_mul": setup_silu, "softmax": setup_softmax, "rope": setup_rope,
+            "rms_norm_fp8": setup_norm_fp8, "rms_norm_fp8_token": setup_norm_fp8, "rms_norm_fp8_group": setup_norm_fp8,
+            "silu_and_mul_fp8": setup_silu_fp8}

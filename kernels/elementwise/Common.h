@@ -53,6 +53,52 @@ inline double roundTo(DType t, double v) {
   return std::nearbyint(v / ulp) * ulp;
 }
 
+/// The fp8 output of rms_norm and silu_and_mul (vLLM's static fp8
+/// quantisation): the f32 result times inv_scale, which the store rounds to
+/// nearest even in `type` and saturates. AMD targets hold e4m3fnuz (+-240,
+/// 3 mantissa bits above 2^-7, a grid of 2^-10 below), NVIDIA's OCP e4m3
+/// (+-448, 3 bits above 2^-6, a grid of 2^-9 below).
+struct Fp8Output {
+  DType type = DType::fp8e4m3fnuz;
+
+  bool ocp() const { return type == DType::e4m3; }
+  double max() const { return ocp() ? 448.0 : 240.0; }
+  /// Relative error of rounding a normal value to 3 mantissa bits.
+  static constexpr double unitRoundoff = 0x1p-4;
+  /// Absolute error of rounding a value below the smallest normal.
+  double subnormalHalfSpacing() const { return ocp() ? 0x1p-10 : 0x1p-11; }
+  /// vLLM's smallest dynamic scale, 1 / (512 max): a row of zeros gets a
+  /// finite inverse.
+  double minDynamicScale() const { return 1.0 / (512.0 * max()); }
+  /// What kernel names carry: "_fp8out" (fnuz) or "_e4m3out".
+  std::string nameSuffix() const { return ocp() ? "_e4m3out" : "_fp8out"; }
+};
+
+/// The -p parameters of an fp8 output: fp8_out, fp8_dtype and the run-time
+/// scale --run passes as inv_scale = 1 / scale.
+inline std::vector<KernelParam> fp8OutputParams(const std::string &result) {
+  return {{"fp8_out", "0",
+           "1: " + result + " in fp8 (fp8_dtype), times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)",
+           ParamSpec::integer(0, 1)},
+          {"fp8_dtype", "fp8",
+           "fp8_out's format: fp8 (e4m3fnuz; AMD targets) | e4m3 (OCP; NVIDIA targets, their default)",
+           ParamSpec::dtype({DType::fp8e4m3fnuz, DType::e4m3})},
+          {"scale", "0.005", "the fp8 output's scale (run-time; used by --run)", ParamSpec::real()}};
+}
+
+/// Reads fp8OutputParams' values through `p`; "" or why they do not fit.
+inline std::string readFp8Output(ParamReader &p, const std::string &kernel, bool &fp8Out, DType &type,
+                                 double &scale) {
+  fp8Out = p.integer("fp8_out") == 1;
+  type = p.dtype("fp8_dtype");
+  scale = p.real("scale");
+  return p.ok() && !(scale > 0) ? "kernel '" + kernel + "': scale must be positive" : "";
+}
+
+/// NVIDIA targets hold the OCP fp8 formats (AMD's fnuz ones are an error
+/// there, reported where the kernel declares the tensor).
+inline void nvidiaFp8Output(KernelParams &p) { p.try_emplace("fp8_dtype", "e4m3"); }
+
 /// The -p parameters of how a workgroup walks its rows: `rowsParam` rows per
 /// workgroup, in steps of `chunk` columns, with `waves` wavefronts.
 inline std::vector<KernelParam> blockingParams(const std::string &rowsParam, const std::string &rowsWhat) {

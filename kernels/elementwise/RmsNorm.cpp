@@ -23,9 +23,11 @@ using elementwise::subnormalHalfUlp;
 
 std::string rmsNormKernelName(const RmsNormConfig &c) {
   return std::string(c.residual ? "fused_add_rms_norm_" : "rms_norm_") + dtypeName(c.dtype) +
-         (c.fp8Out ? (c.fp8Type == DType::e4m3 ? "_e4m3out" : "_fp8out") +
-                         std::to_string(divisibilityFor(c.hidden, c.fp8Type))
+         (c.fp8Out ? elementwise::Fp8Output{c.fp8Type}.nameSuffix() + std::to_string(divisibilityFor(c.hidden, c.fp8Type))
                    : "") +
+         (!c.fp8Out || c.fp8Scale == Fp8Scale::Static ? ""
+          : c.fp8Scale == Fp8Scale::Token             ? "_tokscale"
+                                                      : "_g" + std::to_string(kFp8ScaleGroup) + "scale") +
          "_r" +
          std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_d" +
          std::to_string(divisibilityFor(c.hidden, c.dtype)) + "_w" + std::to_string(c.waves);
@@ -39,9 +41,13 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   Tensor W = kb.tensor("W", c.dtype, 2, runs);
   Tensor Y = kb.tensor("Y", c.fp8Out ? c.fp8Type : c.dtype, 2,
                        {.divisibility = divisibilityFor(c.hidden, c.fp8Out ? c.fp8Type : c.dtype)});
+  const Fp8Scale scaling = c.fp8Out ? c.fp8Scale : Fp8Scale::Static;
+  std::optional<Tensor> scales;
+  if (scaling != Fp8Scale::Static)
+    scales = kb.tensor(scaling == Fp8Scale::Token ? "token_scale" : "group_scale", DType::f32, 2);
   Scalar eps = kb.scalarF32("eps"), invH = kb.scalarF32("inv_h");
   std::optional<Scalar> invScale;
-  if (c.fp8Out)
+  if (c.fp8Out && scaling == Fp8Scale::Static)
     invScale = kb.scalarF32("inv_scale");
   kb.grid({GridExtent::ceilDiv(X, 0, c.rows)});
   Index r0 = kb.blockId(0) * c.rows, chunks = cdiv(X.dim(1), c.chunk);
@@ -77,6 +83,95 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
   };
   kb.fill(ss, 0.0);
   Index last = chunks - 1, lastCol = last * c.chunk;
+  const elementwise::Fp8Output fp8{c.fp8Type};
+  // From each row's max |y| (amax) the scale, stored at `col` of the scales,
+  // and its inverse into inv.
+  auto dynamicScale = [&](const Tile &amax, const Tile &inv, Index col) {
+    kb.scale(amax, amax, 1.0 / fp8.max());
+    kb.fill(inv, fp8.minDynamicScale());
+    kb.max(amax, amax, inv);
+    kb.store(amax, *scales, {r0, col});
+    kb.recip(inv, amax);
+  };
+  if (scaling == Fp8Scale::Group) {
+    // Two passes: the sum of squares, then per group of 128 columns its max
+    // |y|, its scale and its output.
+    const int64_t g = kFp8ScaleGroup;
+    Tile xg = kb.regTile("xg", {c.rows, g}, c.dtype), wg = kb.regTile("wg", {1, g}, c.dtype);
+    Tile yg = kb.regTile("yg", {c.rows, g}, DType::f32), ag = kb.regTile("ag", {c.rows, g}, DType::f32);
+    Tile amax = kb.regTile("amax", {c.rows, 1}, DType::f32);   // max |y|, then the scale
+    Tile inv = kb.regTile("inv_scale", {c.rows, 1}, DType::f32);
+    kb.forLoop(0, chunks, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
+    // The [rows, 128] steps spread a row over other threads than the chunks
+    // did: they read sums of the residual that other threads stored.
+    if (c.residual)
+      kb.barrier();
+    kb.scale(ss, ss, invH);
+    kb.addScalar(ss, ss, eps);
+    kb.rsqrt(ss, ss);
+    kb.forLoop(0, cdiv(X.dim(1), g), 1, {.name = "g"}, [&](Index gi) {
+      Index col = gi * g;
+      kb.load(c.residual ? R : X, {r0, col}, xg);
+      kb.load(W, {0, col}, wg);
+      kb.mul(yg, xg, ss);
+      kb.mul(yg, yg, wg);
+      kb.abs(ag, yg);
+      kb.reduce(ReduceKind::max, ag, amax, {.axis = 1});
+      dynamicScale(amax, inv, gi);
+      kb.mul(yg, yg, inv);   // the store rounds to fp8 and saturates
+      kb.store(yg, Y, {r0, col});
+    });
+    Kernel k = kb.finish();
+    if (!k.ok())
+      return Error{k.error()};
+    return k;
+  }
+  if (scaling == Fp8Scale::Token) {
+    // Three passes: the sum of squares (the last chunk kept in x), each row's
+    // max |y| (the last chunk's y kept in registers), then Y = y / scale.
+    Tile yc = kb.regTile("yc", {c.rows, c.chunk}, DType::f32);
+    Tile amax = kb.regTile("amax", {c.rows, 1}, DType::f32);   // max |y|, then the scale
+    Tile inv = kb.regTile("inv_scale", {c.rows, 1}, DType::f32);
+    auto normalised = [&](const Tile &dst) {
+      kb.mul(dst, x, ss);
+      kb.mul(dst, dst, w);
+    };
+    auto rowMax = [&](const Tile &src) {
+      kb.abs(yc, src);
+      kb.reduce(ReduceKind::max, yc, amax, {.axis = 1, .accumulate = true});
+    };
+    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
+    kb.load(W, {0, lastCol}, w);
+    sumSquares(lastCol);
+    kb.scale(ss, ss, invH);
+    kb.addScalar(ss, ss, eps);
+    kb.rsqrt(ss, ss);
+    kb.fill(amax, 0.0);   // |y| >= 0; columns past hidden load as 0
+    normalised(y);
+    rowMax(y);
+    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
+      Index col = ci * c.chunk;
+      kb.load(c.residual ? R : X, {r0, col}, x);
+      kb.load(W, {0, col}, w);
+      normalised(yc);
+      rowMax(yc);
+    });
+    dynamicScale(amax, inv, Index(0));
+    kb.mul(y, y, inv);   // the store rounds to fp8 and saturates
+    kb.store(y, Y, {r0, lastCol});
+    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
+      Index col = ci * c.chunk;
+      kb.load(c.residual ? R : X, {r0, col}, x);
+      kb.load(W, {0, col}, w);
+      normalised(yc);
+      kb.mul(yc, yc, inv);
+      kb.store(yc, Y, {r0, col});
+    });
+    Kernel k = kb.finish();
+    if (!k.ok())
+      return Error{k.error()};
+    return k;
+  }
   kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
   // The last chunk (the whole row where hidden <= chunk) stays in registers
   // for the second pass, so X is read once there; W's chunk is loaded before
@@ -117,12 +212,19 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
   p.tensors.push_back({"W", c.dtype, {1, H}});
   const DType out = c.fp8Out ? c.fp8Type : c.dtype;
   p.tensors.push_back({"Y", out, {tokens, H}, /*output=*/true});
+  const Fp8Scale scaling = c.fp8Out ? c.fp8Scale : Fp8Scale::Static;
+  // Columns per scale (dynamic scales), and scales per token.
+  const int64_t groupCols = scaling == Fp8Scale::Group ? kFp8ScaleGroup : H;
+  const int64_t groups = scaling == Fp8Scale::Static ? 0 : H / groupCols;
+  if (scaling != Fp8Scale::Static)
+    p.tensors.push_back({scaling == Fp8Scale::Token ? "token_scale" : "group_scale", DType::f32, {tokens, groups},
+                         /*output=*/true});
   const size_t nt = p.tensors.size();
   p.scalars.push_back({"eps", static_cast<float>(eps), nt});
   p.scalars.push_back({"inv_h", static_cast<float>(1.0 / double(H)), nt + 1});
   // The kernel multiplies by inv_scale as rounded to f32.
   const double invScale = double(static_cast<float>(1.0 / scale));
-  if (c.fp8Out)
+  if (c.fp8Out && scaling == Fp8Scale::Static)
     p.scalars.push_back({"inv_scale", static_cast<float>(invScale), nt + 2});
   // Y = s r w, r = 1 / sqrt(sum(s^2) / H + eps), s = x (or x + r rounded to
   // dtype). In f32 (u = 2^-24): the sum of H non-negative terms errs by at
@@ -138,16 +240,37 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
   // of 2^-10 below, and saturates to +-240 (OCP e4m3: 3 bits above 2^-6, a
   // grid of 2^-9 below, +-448): the reference clamps too (a clamp never
   // widens a difference).
-  const double ut = c.fp8Out ? 0x1p-4 : unitRoundoff(c.dtype), u = 0x1p-24;
+  const elementwise::Fp8Output fp8{c.fp8Type};
+  const double ut = c.fp8Out ? fp8.unitRoundoff : unitRoundoff(c.dtype), u = 0x1p-24;
   const double k = (double(H) + 3) / 2 + devicemath::kRsqrt + 2 + (c.fp8Out ? 1 : 0);
-  const bool ocp = c.fp8Type == DType::e4m3;
-  const double fp8Max = ocp ? 448.0 : 240.0;
-  const double halfSpacing = c.fp8Out ? (ocp ? 0x1p-10 : 0x1p-11) : subnormalHalfUlp(c.dtype);
+  const bool ocp = fp8.ocp();
+  const double fp8Max = fp8.max();
+  const double halfSpacing = c.fp8Out ? fp8.subnormalHalfSpacing() : subnormalHalfUlp(c.dtype);
   p.toleranceRule = "|Y - ref| <= u_t |ref| + (1 + u_t) ((H + 3) / 2 + " + std::to_string(devicemath::kRsqrt) +
                     " + 2" + (c.fp8Out ? " + 1" : "") + ") u |ref|" +
                     (c.residual ? " + u_t |ref|; |R - (x + r)| <= (u_t + 2u) |x + r|" : "") +
                     ", u = 2^-24, u_t the output's (fp8: 2^-4, ref = clamp(y inv_scale, +-" +
                     (ocp ? "448" : "240") + ")); plus half its subnormal spacing";
+  // Per-token (or per-group) scales: y (without inv_scale) errs by eY
+  // relative, and so does the row's (group's) max |y|; the product with 1 / fp8 max (a rounded constant) adds
+  // 2 u, the lower limit nothing: eS for the scale. Y = y * inv with inv =
+  // 1 / scale (recip: kRecip u) and the product (u): relative to the exact
+  // y / scale, (1 + eY)(1 + eS)(1 + (kRecip + 1) u) - 1, then one fp8
+  // rounding step as above; the reference clamps y / scale (its largest
+  // element is fp8 max exactly, which the kernel may overshoot by eY + eS and
+  // saturate).
+  const double eY = ((double(H) + 3) / 2 + devicemath::kRsqrt + 2) * u +
+                    (c.residual ? unitRoundoff(c.dtype) : 0);
+  const double eS = eY + 2 * u;
+  const double eQ = (1 + eY) * (1 + eS) * (1 + (devicemath::kRecip + 1) * u) - 1;
+  if (scaling != Fp8Scale::Static)
+    p.toleranceRule = std::string(scaling == Fp8Scale::Token ? "token_scale" : "group_scale (per 128 columns)") +
+                      " = max(max|y| / " + std::string(ocp ? "448" : "240") +
+                      ", 1 / (512 fp8 max)) within eS = eY + 2u relative, eY = ((H + 3) / 2 + kRsqrt + 2) u" +
+                      (c.residual ? " + u_dtype" : "") +
+                      "; |Y - ref| <= 2^-4 |ref| + (1 + 2^-4) ((1 + eY)(1 + eS)(1 + (kRecip + 1) u) - 1) |y / scale| "
+                      "+ half the fp8 subnormal spacing, ref = clamp(y / scale, +-fp8 max)" +
+                      (c.residual ? "; |R - (x + r)| <= (u_t + 2u) |x + r|" : "");
   const RmsNormConfig cfg = c;
   p.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
                     std::vector<std::vector<double>> &tolerance) {
@@ -158,11 +281,29 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
       s[i] = cfg.residual ? roundTo(cfg.dtype, exact) : exact;
       sTol[i] = (ut + 2 * u) * std::fabs(exact) + subnormalHalfUlp(cfg.dtype);
     }
+    std::vector<double> scales(tokens * groups), scaleTol(scales.size());
     for (int64_t t = 0; t < tokens; ++t) {
       double ss = 0;
       for (int64_t h = 0; h < H; ++h)
         ss += s[t * H + h] * s[t * H + h];
       const double r = 1 / std::sqrt(ss / double(H) + eps);
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        const int64_t h0 = gi * groupCols;
+        double amax = 0;
+        for (int64_t h = h0; h < h0 + groupCols; ++h)
+          amax = std::max(amax, std::fabs(s[t * H + h] * r * w[h]));
+        const double scale = std::max(amax / fp8Max, fp8.minDynamicScale());
+        scales[t * groups + gi] = scale;
+        scaleTol[t * groups + gi] = eS * scale;
+        for (int64_t h = h0; h < h0 + groupCols; ++h) {
+          const double exact = s[t * H + h] * r * w[h] / scale;
+          const double ref = std::clamp(exact, -fp8Max, fp8Max);
+          y[t * H + h] = ref;
+          yTol[t * H + h] = ut * std::fabs(ref) + (1 + ut) * eQ * std::fabs(exact) + halfSpacing;
+        }
+      }
+      if (groups > 0)
+        continue;
       for (int64_t h = 0; h < H; ++h) {
         const double exact = s[t * H + h] * r * w[h] * (cfg.fp8Out ? invScale : 1.0);
         const double ref = cfg.fp8Out ? std::clamp(exact, -fp8Max, fp8Max) : exact;
@@ -171,12 +312,17 @@ Problem rmsNormProblem(const RmsNormConfig &c, int64_t tokens, double eps, doubl
                           halfSpacing;
       }
     }
+    expected.clear();
+    tolerance.clear();
     if (cfg.residual) {
-      expected = {std::move(s), std::move(y)};
-      tolerance = {std::move(sTol), std::move(yTol)};
-    } else {
-      expected = {std::move(y)};
-      tolerance = {std::move(yTol)};
+      expected.push_back(std::move(s));
+      tolerance.push_back(std::move(sTol));
+    }
+    expected.push_back(std::move(y));
+    tolerance.push_back(std::move(yTol));
+    if (groups > 0) {
+      expected.push_back(std::move(scales));
+      tolerance.push_back(std::move(scaleTol));
     }
   };
   return p;
@@ -194,12 +340,14 @@ KernelInfo rmsNormKernelInfo() {
       {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
       {"residual", "0", "1: add R first and write the sum to R", ParamSpec::integer(0, 1)},
       {"eps", "1e-6", "added to the mean square", ParamSpec::real()},
-      {"fp8_out", "0", "1: Y in fp8 (fp8_dtype), times inv_scale = 1 / scale, saturated (vLLM's static fp8 quant)",
-       ParamSpec::integer(0, 1)},
-      {"fp8_dtype", "fp8", "fp8_out's format: fp8 (e4m3fnuz; AMD targets) | e4m3 (OCP; NVIDIA targets, their default)",
-       ParamSpec::dtype({DType::fp8e4m3fnuz, DType::e4m3})},
-      {"scale", "0.005", "the fp8 output's scale (run-time; used by --run)", ParamSpec::real()},
   };
+  for (KernelParam &p : elementwise::fp8OutputParams("Y"))
+    info.params.push_back(std::move(p));
+  info.params.push_back({"fp8_scale", "static",
+                         "fp8_out's scale: static (the inv_scale argument) | token (each token's max |Y| / fp8 max, "
+                         "written to token_scale [tokens, 1]: vLLM's dynamic per-token quant) | group (the same per "
+                         "1 x 128 group, to group_scale [tokens, hidden / 128]; hidden a multiple of 128)",
+                         ParamSpec::oneOf({"static", "token", "group"})});
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
     info.params.push_back(std::move(p));
   struct RunTime {
@@ -214,22 +362,36 @@ KernelInfo rmsNormKernelInfo() {
         c.dtype = p.dtype("dtype");
         c.residual = p.integer("residual") == 1;
         run.eps = p.real("eps");
-        c.fp8Out = p.integer("fp8_out") == 1;
-        c.fp8Type = p.dtype("fp8_dtype");
-        run.scale = p.real("scale");
+        if (std::string bad = elementwise::readFp8Output(p, "rms_norm", c.fp8Out, c.fp8Type, run.scale); !bad.empty())
+          return bad;
+        const std::string scaling = p.choice("fp8_scale");
+        c.fp8Scale = scaling == "token" ? Fp8Scale::Token : scaling == "group" ? Fp8Scale::Group : Fp8Scale::Static;
+        if (p.ok() && c.fp8Scale != Fp8Scale::Static && !c.fp8Out)
+          return "kernel 'rms_norm': fp8_scale=" + scaling + " scales an fp8 output: give fp8_out=1 too";
+        if (p.ok() && c.fp8Out && c.fp8Scale == Fp8Scale::Group && c.hidden % kFp8ScaleGroup != 0)
+          return "kernel 'rms_norm': fp8_scale=group takes groups of " + std::to_string(kFp8ScaleGroup) +
+                 " columns, so hidden must be a multiple of " + std::to_string(kFp8ScaleGroup) + ", got " +
+                 std::to_string(c.hidden);
         if (std::string bad = elementwise::readBlocking(p, "rms_norm", "rows", c.rows, c.chunk, c.waves); !bad.empty())
           return bad;
-        if (p.ok() && run.eps < 0)
-          return "kernel 'rms_norm': eps must not be negative";
-        return p.ok() && !(run.scale > 0) ? "kernel 'rms_norm': scale must be positive" : "";
+        return p.ok() && run.eps < 0 ? "kernel 'rms_norm': eps must not be negative" : "";
       },
       buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps, run.scale); });
-  // NVIDIA targets store OCP fp8 (AMD's fnuz formats are an error there) and
-  // read a row once (nvidiaRowBlocking).
+  // Per-group scales step through [rows, 128] tiles: by default enough rows
+  // that every thread holds one 16-byte run of a step (128 / run threads a
+  // row). NVIDIA targets store OCP fp8 and read a row once (nvidiaRowBlocking).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    auto scaling = p.find("fp8_scale");
+    if (scaling != p.end() && scaling->second == "group") {
+      auto dtype = p.find("dtype");
+      const int64_t run = dtype != p.end() && dtype->second == "f32" ? 4 : 8;
+      const int64_t threads = givenInteger(p, "waves", 4) * t.waveSize;
+      p.try_emplace("rows", std::to_string(std::clamp<int64_t>(threads * run / kFp8ScaleGroup, 1, 64)));
+      p.try_emplace("chunk", "1024");
+    }
     if (t.vendor != Vendor::NVIDIA)
       return;
-    p.try_emplace("fp8_dtype", "e4m3");
+    elementwise::nvidiaFp8Output(p);
     elementwise::nvidiaRowBlocking(p, "rows", givenInteger(p, "hidden", 4096));
   };
   return info;

@@ -4,7 +4,9 @@
 #include "Params.h"
 #include "elementwise/Common.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 namespace tilec::kernels {
@@ -19,7 +21,9 @@ using elementwise::unitRoundoff;
 } // namespace
 
 std::string siluAndMulKernelName(const SiluAndMulConfig &c) {
-  return std::string("silu_and_mul_") + dtypeName(c.dtype) + "_i" + std::to_string(c.intermediate) + "_r" +
+  return std::string("silu_and_mul_") + dtypeName(c.dtype) +
+         (c.fp8Out ? elementwise::Fp8Output{c.fp8Type}.nameSuffix() : "") + "_i" + std::to_string(c.intermediate) +
+         "_r" +
          std::to_string(c.rows) + "_c" + std::to_string(c.chunk) + "_w" + std::to_string(c.waves);
 }
 
@@ -27,7 +31,11 @@ Result<Kernel> buildSiluAndMul(const SiluAndMulConfig &c) {
   const int64_t I = c.intermediate;
   KernelBuilder kb(siluAndMulKernelName(c), {.numWaves = c.waves});
   Tensor X = kb.tensor("X", c.dtype, 2, {.divisibility = divisibilityFor(2 * I, c.dtype)});
-  Tensor out = kb.tensor("out", c.dtype, 2, {.divisibility = divisibilityFor(I, c.dtype)});
+  const DType outType = c.fp8Out ? c.fp8Type : c.dtype;
+  Tensor out = kb.tensor("out", outType, 2, {.divisibility = divisibilityFor(I, outType)});
+  std::optional<Scalar> invScale;
+  if (c.fp8Out)
+    invScale = kb.scalarF32("inv_scale");
   kb.grid({GridExtent::ceilDiv(out, 0, c.rows)});
   Index r0 = kb.blockId(0) * c.rows;
   Tile g = kb.regTile("gate", {c.rows, c.chunk}, c.dtype), u = kb.regTile("up", {c.rows, c.chunk}, c.dtype);
@@ -40,6 +48,8 @@ Result<Kernel> buildSiluAndMul(const SiluAndMulConfig &c) {
     kb.load(X, {r0, col + I}, u);
     kb.silu(y, g);
     kb.mul(y, y, u);
+    if (invScale)
+      kb.scale(y, y, *invScale);  // the store rounds to fp8 and saturates
     kb.store(y, out, {r0, col});
   });
   Kernel k = kb.finish();
@@ -48,27 +58,49 @@ Result<Kernel> buildSiluAndMul(const SiluAndMulConfig &c) {
   return k;
 }
 
-Problem siluAndMulProblem(const SiluAndMulConfig &c, int64_t tokens) {
+Problem siluAndMulProblem(const SiluAndMulConfig &c, int64_t tokens, double scale) {
   const int64_t I = c.intermediate;
   Problem p;
   p.tensors.push_back({"X", c.dtype, {tokens, 2 * I}});
-  p.tensors.push_back({"out", c.dtype, {tokens, I}, /*output=*/true});
+  p.tensors.push_back({"out", c.fp8Out ? c.fp8Type : c.dtype, {tokens, I}, /*output=*/true});
+  // The kernel multiplies by inv_scale as rounded to f32.
+  const double invScale = c.fp8Out ? double(static_cast<float>(1.0 / scale)) : 1.0;
+  if (c.fp8Out)
+    p.scalars.push_back({"inv_scale", static_cast<float>(invScale), 2});
   // silu(g) within kSilu u relative plus (1 + |g|) 2^-126 absolute
-  // (kernels/DeviceMath.h), the product with u one more rounding, and the
-  // result rounded to dtype: u_t relative of the f32 value.
-  const double ut = unitRoundoff(c.dtype), u = 0x1p-24;
-  p.toleranceRule = "|out - ref| <= u_t |ref| + (1 + u_t) ((kSilu + 1) u |ref| + (1 + |g|) 2^-126 |up|) + half the dtype's subnormal spacing";
+  // (kernels/DeviceMath.h), the product with up one more rounding, and the
+  // result rounded to the output type: u_t relative of the f32 value, plus
+  // half its subnormal spacing below the smallest normal. fp8 out: the
+  // product with inv_scale is one more f32 rounding (kSilu + 2), then one
+  // rounding step to fp8, which is all fp8 adds: the store converts the f32
+  // value once (to nearest even: u_t = 2^-4 relative for 3 mantissa bits,
+  // or half the subnormal grid), and saturates. The reference saturates the
+  // exact value too (ref = clamp(exact, +-max)); a clamp never widens a
+  // difference, so the f32 errors stay relative to the unclamped value.
+  const elementwise::Fp8Output fp8{c.fp8Type};
+  const double ut = c.fp8Out ? fp8.unitRoundoff : unitRoundoff(c.dtype), u = 0x1p-24;
+  const double k = devicemath::kSilu + (c.fp8Out ? 2 : 1);
+  const double halfSpacing = c.fp8Out ? fp8.subnormalHalfSpacing() : subnormalHalfUlp(c.dtype);
+  const double outMax = c.fp8Out ? fp8.max() : INFINITY;
+  p.toleranceRule = std::string("|out - ref| <= u_t |ref| + (1 + u_t) ((kSilu + ") + (c.fp8Out ? "2" : "1") +
+                    ") u |exact| + (1 + |g|) 2^-126 |up|" + (c.fp8Out ? " inv_scale" : "") +
+                    ") + half the output's subnormal spacing, u = 2^-24, u_t the output's" +
+                    (c.fp8Out ? std::string(" (fp8: 2^-4), exact = silu(g) up inv_scale, ref = clamp(exact, +-") +
+                                    (fp8.ocp() ? "448" : "240") + ")"
+                              : std::string(", ref = exact = silu(g) up"));
   p.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
                     std::vector<std::vector<double>> &tolerance) {
     std::vector<double> y(tokens * I), tol(tokens * I);
     for (int64_t t = 0; t < tokens; ++t)
       for (int64_t j = 0; j < I; ++j) {
         const double gv = v[0][t * 2 * I + j], uv = v[0][t * 2 * I + I + j];
-        const double ref = gv / (1 + std::exp(-gv)) * uv;
+        const double exact = gv / (1 + std::exp(-gv)) * uv * invScale;
+        const double ref = std::clamp(exact, -outMax, outMax);
         y[t * I + j] = ref;
-        tol[t * I + j] = ut * std::fabs(ref) + (1 + ut) * ((devicemath::kSilu + 1) * u * std::fabs(ref) +
-                                                           (1 + std::fabs(gv)) * devicemath::kSubnormal * std::fabs(uv)) +
-                         subnormalHalfUlp(c.dtype);
+        tol[t * I + j] = ut * std::fabs(ref) +
+                         (1 + ut) * (k * u * std::fabs(exact) +
+                                     (1 + std::fabs(gv)) * devicemath::kSubnormal * std::fabs(uv) * invScale) +
+                         halfSpacing;
       }
     expected = {std::move(y)};
     tolerance = {std::move(tol)};
@@ -79,23 +111,39 @@ Problem siluAndMulProblem(const SiluAndMulConfig &c, int64_t tokens) {
 KernelInfo siluAndMulKernelInfo() {
   KernelInfo info;
   info.name = "silu_and_mul";
-  info.summary = "SwiGLU activation: out = silu(X[:, :I]) * X[:, I:] (vLLM's silu_and_mul)";
+  info.summary = "SwiGLU activation: out = silu(X[:, :I]) * X[:, I:] (vLLM's silu_and_mul); fp8_out=1: out in fp8 "
+                 "times 1 / scale (vLLM's static fp8 quant, fused)";
   info.params = {
       {"tokens", "64", "tokens (run-time; used by --run)", ParamSpec::integer(1, int64_t(1) << 24)},
       {"intermediate", "14336", "I: out has I columns, X 2 I", ParamSpec::integer(1, int64_t(1) << 20)},
       {"dtype", "bf16", "bf16 | f16 | f32", ParamSpec::dtype({DType::bf16, DType::f16, DType::f32})},
   };
+  for (KernelParam &p : elementwise::fp8OutputParams("out"))
+    info.params.push_back(std::move(p));
   for (KernelParam &p : elementwise::blockingParams("rows", "tokens"))
     info.params.push_back(std::move(p));
-  elementwise::bindKernel<SiluAndMulConfig, int64_t>(
+  struct RunTime {
+    int64_t tokens = 0;
+    double scale = 0;
+  };
+  elementwise::bindKernel<SiluAndMulConfig, RunTime>(
       info,
-      [](ParamReader &p, SiluAndMulConfig &c, int64_t &tokens) -> std::string {
-        tokens = p.integer("tokens");
+      [](ParamReader &p, SiluAndMulConfig &c, RunTime &run) -> std::string {
+        run.tokens = p.integer("tokens");
         c.intermediate = p.integer("intermediate");
         c.dtype = p.dtype("dtype");
+        if (std::string bad = elementwise::readFp8Output(p, "silu_and_mul", c.fp8Out, c.fp8Type, run.scale);
+            !bad.empty())
+          return bad;
         return elementwise::readBlocking(p, "silu_and_mul", "rows", c.rows, c.chunk, c.waves);
       },
-      buildSiluAndMul, [](const SiluAndMulConfig &c, const int64_t &tokens) { return siluAndMulProblem(c, tokens); });
+      buildSiluAndMul,
+      [](const SiluAndMulConfig &c, const RunTime &run) { return siluAndMulProblem(c, run.tokens, run.scale); });
+  // NVIDIA targets store OCP fp8.
+  info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    if (t.vendor == Vendor::NVIDIA)
+      elementwise::nvidiaFp8Output(p);
+  };
   return info;
 }
 

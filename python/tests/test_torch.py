@@ -23,7 +23,9 @@ _NO_GPU = _NO_TORCH or (None if torch.cuda.is_available() else
                         "no GPU visible to PyTorch: the tilec.torch execution tests need one")
 
 OPS = ("gemm", "attention", "paged_decode", "moe", "rms_norm", "fused_add_rms_norm", "silu_and_mul", "softmax",
-       "rotary_embedding")
+       "rotary_embedding", "rms_norm_static_fp8_quant", "fused_add_rms_norm_static_fp8_quant", "silu_and_mul_quant",
+       "rms_norm_dynamic_per_token_quant", "fused_add_rms_norm_dynamic_per_token_quant", "rms_norm_per_group_quant",
+       "fused_add_rms_norm_per_group_quant")
 
 
 def meta(*shape, dtype=None):
@@ -159,6 +161,34 @@ class ElementwiseFakeTest(unittest.TestCase):
         self.assertEqual(tuple(torch.ops.tilec.softmax(meta(3, 333)).shape), (3, 333))
         with self.assertRaisesRegex(ValueError, r"tilec::softmax: x must be 2-D \[rows, cols\], got \(3,\)"):
             torch.ops.tilec.softmax(meta(3))
+
+    def test_fp8_outputs(self):
+        fnuz, ocp = torch.float8_e4m3fnuz, torch.float8_e4m3fn
+        x, w = meta(7, 4096), meta(4096)
+        out = torch.ops.tilec.silu_and_mul_quant(meta(5, 2 * 1000), 0.01, fnuz)
+        self.assertEqual((tuple(out.shape), out.dtype), ((5, 1000), fnuz))
+        out = torch.ops.tilec.rms_norm_static_fp8_quant(x, w, 0.01, 1e-6, ocp)
+        self.assertEqual((tuple(out.shape), out.dtype), ((7, 4096), ocp))
+        out = torch.ops.tilec.fused_add_rms_norm_static_fp8_quant(x, meta(7, 4096), w, 0.01)
+        self.assertIn(out.dtype, (fnuz, ocp))
+        with self.assertRaisesRegex(ValueError, r"tilec::silu_and_mul_quant: out_dtype torch.float8_e5m2: the kernel "
+                                                r"writes torch.float8_e4m3fnuz \(AMD GPUs\) or torch.float8_e4m3fn"):
+            torch.ops.tilec.silu_and_mul_quant(meta(5, 2000), 0.01, torch.float8_e5m2)
+        with self.assertRaisesRegex(ValueError, "tilec::silu_and_mul_quant: x .* its width is odd"):
+            torch.ops.tilec.silu_and_mul_quant(meta(5, 7), 0.01, fnuz)
+        y, scales = torch.ops.tilec.rms_norm_dynamic_per_token_quant(x, w, 1e-6, ocp)
+        self.assertEqual((tuple(y.shape), y.dtype, tuple(scales.shape), scales.dtype),
+                         ((7, 4096), ocp, (7, 1), torch.float32))
+        y, scales = torch.ops.tilec.fused_add_rms_norm_dynamic_per_token_quant(x, meta(7, 4096), w, 1e-6, fnuz)
+        self.assertEqual((y.dtype, tuple(scales.shape)), (fnuz, (7, 1)))
+        with self.assertRaisesRegex(ValueError, r"fused_add_rms_norm_dynamic_per_token_quant: residual \(6, 4096\)"):
+            torch.ops.tilec.fused_add_rms_norm_dynamic_per_token_quant(x, meta(6, 4096), w)
+        y, scales = torch.ops.tilec.rms_norm_per_group_quant(x, w, 1e-6, ocp)
+        self.assertEqual((y.dtype, tuple(scales.shape), scales.dtype), (ocp, (7, 32), torch.float32))
+        y, scales = torch.ops.tilec.fused_add_rms_norm_per_group_quant(x, meta(7, 4096), w, 1e-6, fnuz)
+        self.assertEqual((y.dtype, tuple(scales.shape)), (fnuz, (7, 32)))
+        with self.assertRaisesRegex(ValueError, "groups of 128 columns need hidden to be a multiple of 128"):
+            torch.ops.tilec.rms_norm_per_group_quant(meta(7, 1000), meta(1000))
 
     def test_rotary_embedding(self):
         pos, q, k, cache = meta(9, dtype=torch.int64), meta(9, 8 * 64), meta(9, 2 * 64), meta(100, 64)
@@ -356,6 +386,36 @@ class LaunchArgumentsTest(unittest.TestCase):
         self.assertTrue(self.names()[0].startswith("silu_and_mul_f16_i1000"), self.names())
         self.assertTrue(self.names()[1].startswith("softmax_f32"), self.names())
 
+    def test_fp8_outputs(self):
+        fnuz = torch.float8_e4m3fnuz
+        x, r, w = (torch.zeros(*s, dtype=torch.bfloat16) for s in ((7, 4096), (7, 4096), (4096,)))
+        y = torch.ops.tilec.rms_norm_static_fp8_quant(x, w, 0.01, 1e-6, fnuz)
+        torch.ops.tilec.fused_add_rms_norm_static_fp8_quant(x, r, w, 0.01, 1e-6, fnuz)
+        out = torch.ops.tilec.silu_and_mul_quant(torch.zeros(5, 2 * 1000, dtype=torch.float16), 0.01, fnuz)
+        self.assertEqual((y.dtype, out.dtype, tuple(out.shape)), (fnuz, fnuz, (5, 1000)))
+        self.assertEqual(len(self.launches), 3)   # each checked against the kernel's arguments
+        self.assertTrue(self.names()[0].startswith("rms_norm_bf16_fp8out8"), self.names())
+        self.assertTrue(self.names()[1].startswith("fused_add_rms_norm_bf16_fp8out8"), self.names())
+        self.assertTrue(self.names()[2].startswith("silu_and_mul_f16_fp8out_i1000"), self.names())
+        y, scales = torch.ops.tilec.rms_norm_dynamic_per_token_quant(x, w, 1e-6, fnuz)
+        torch.ops.tilec.fused_add_rms_norm_dynamic_per_token_quant(x, r, w, 1e-6, fnuz)
+        self.assertEqual((y.dtype, tuple(scales.shape), scales.dtype), (fnuz, (7, 1), torch.float32))
+        self.assertEqual(len(self.launches), 5)
+        self.assertTrue(self.names()[3].startswith("rms_norm_bf16_fp8out8_tokscale"), self.names())
+        self.assertTrue(self.names()[4].startswith("fused_add_rms_norm_bf16_fp8out8_tokscale"), self.names())
+        y, scales = torch.ops.tilec.rms_norm_per_group_quant(x, w, 1e-6, fnuz)
+        torch.ops.tilec.fused_add_rms_norm_per_group_quant(x, r, w, 1e-6, fnuz)
+        self.assertEqual((y.dtype, tuple(scales.shape)), (fnuz, (7, 32)))
+        self.assertEqual(len(self.launches), 7)
+        self.assertTrue(self.names()[5].startswith("rms_norm_bf16_fp8out8_g128scale"), self.names())
+        self.assertTrue(self.names()[6].startswith("fused_add_rms_norm_bf16_fp8out8_g128scale"), self.names())
+        # gfx942 (this test's target) holds e4m3fnuz, not the OCP format.
+        with self.assertRaisesRegex(ValueError, "tilec::silu_and_mul_quant: out_dtype torch.float8_e4m3fn: AMD GPUs "
+                                                "hold torch.float8_e4m3fnuz"):
+            torch.ops.tilec.silu_and_mul_quant(torch.zeros(5, 2000, dtype=torch.float16), 0.01, torch.float8_e4m3fn)
+        with self.assertRaisesRegex(ValueError, "scale must be positive, got 0"):
+            torch.ops.tilec.silu_and_mul_quant(torch.zeros(5, 2000, dtype=torch.float16), 0.0, fnuz)
+
     def test_rotary_embedding_both_styles(self):
         pos = torch.zeros(9, dtype=torch.int64)
         q, k = torch.zeros(9, 8 * 64, dtype=torch.bfloat16), torch.zeros(9, 2 * 64, dtype=torch.bfloat16)
@@ -438,6 +498,43 @@ class GpuTest(unittest.TestCase):
         self.assertTrue(bool((r == s).all()))   # x + r in f32, rounded once: as torch rounds it
         s32 = s.float()
         self.assertTrue(close(y, s32 * torch.rsqrt(s32.pow(2).mean(-1, keepdim=True) + 1e-6) * w32))
+
+    def test_fp8_outputs_against_torch(self):
+        torch.manual_seed(0)
+        x = torch.randn(33, 1000, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(1000, device="cuda", dtype=torch.bfloat16)
+        x32, w32 = x.float(), w.float()
+        fp8 = torch.float8_e4m3fnuz if getattr(torch.version, "hip", None) else torch.float8_e4m3fn
+        fmax = torch.finfo(fp8).max
+        scale = 0.02
+        # One fp8 rounding step (3 mantissa bits: 2^-4 relative, or half the
+        # subnormal grid, 2^-10 at most) of the scaled value; the f32 terms
+        # before it are below 2^-7 relative here, so 2^-3 relative plus 2^-9
+        # absolute holds torch's f32 order of operations too.
+        def close(out, ref):
+            ref = (ref / scale).clamp(-fmax, fmax)
+            return bool(((out.float() - ref).abs() <= 2.0 ** -3 * ref.abs() + 2.0 ** -9).all())
+        ref = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + 1e-6) * w32
+        self.assertTrue(close(torch.ops.tilec.rms_norm_static_fp8_quant(x, w, scale), ref))
+        self.assertTrue(close(torch.ops.tilec.silu_and_mul_quant(x, scale), F.silu(x32[:, :500]) * x32[:, 500:]))
+        # Per-token scales: max |y| / fp8 max within the f32 terms (2^-12
+        # relative here); y / scale one fp8 rounding step from the reference.
+        y, scales = torch.ops.tilec.rms_norm_dynamic_per_token_quant(x, w)
+        ref_scales = ref.abs().amax(-1, keepdim=True) / fmax
+        self.assertTrue(bool(((scales - ref_scales).abs() <= 2.0 ** -12 * ref_scales).all()))
+        q = (ref / ref_scales).clamp(-fmax, fmax)
+        self.assertTrue(bool(((y.float() - q).abs() <= 2.0 ** -3 * q.abs() + 2.0 ** -9).all()))
+        # Per group of 128 columns: the same bounds, per group.
+        x = torch.randn(33, 1024, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
+        x32, w32 = x.float(), w.float()
+        ref = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + 1e-6) * w32
+        y, scales = torch.ops.tilec.rms_norm_per_group_quant(x, w)
+        groups = ref.view(33, 8, 128)
+        ref_scales = groups.abs().amax(-1) / fmax
+        self.assertTrue(bool(((scales - ref_scales).abs() <= 2.0 ** -12 * ref_scales).all()))
+        q = (groups / ref_scales[..., None]).clamp(-fmax, fmax).view(33, 1024)
+        self.assertTrue(bool(((y.float() - q).abs() <= 2.0 ** -3 * q.abs() + 2.0 ** -9).all()))
 
     def test_rotary_embedding_against_torch(self):
         torch.manual_seed(0)

@@ -25,7 +25,14 @@
 
 - the element-wise kernels: ``tilec::rms_norm``, ``tilec::fused_add_rms_norm``,
   ``tilec::silu_and_mul``, ``tilec::softmax`` and ``tilec::rotary_embedding``
-  (vLLM's signatures; tilec/_elementwise_ops.py).
+  (vLLM's signatures; tilec/_elementwise_ops.py), and the fp8-output forms
+  ``tilec::rms_norm_static_fp8_quant``,
+  ``tilec::fused_add_rms_norm_static_fp8_quant`` and
+  ``tilec::silu_and_mul_quant`` (a float scale), and with per-token scales
+  ``tilec::rms_norm_dynamic_per_token_quant`` and
+  ``tilec::fused_add_rms_norm_dynamic_per_token_quant``, per group of 128
+  columns ``tilec::rms_norm_per_group_quant`` and
+  ``tilec::fused_add_rms_norm_per_group_quant``.
 
 Each operator has a fake implementation (shapes only), so ``torch.compile``
 traces it without running it. A call launches on PyTorch's current stream of
@@ -52,7 +59,9 @@ import torch
 from . import _gemm_operands, _runtime, compiler
 
 __all__ = ["device_target", "use_bundle", "gemm", "attention", "paged_decode", "moe", "rms_norm",
-           "fused_add_rms_norm", "silu_and_mul", "softmax", "rotary_embedding"]
+           "fused_add_rms_norm", "silu_and_mul", "softmax", "rotary_embedding", "rms_norm_static_fp8_quant",
+           "fused_add_rms_norm_static_fp8_quant", "silu_and_mul_quant", "rms_norm_dynamic_per_token_quant",
+           "fused_add_rms_norm_dynamic_per_token_quant", "rms_norm_per_group_quant", "fused_add_rms_norm_per_group_quant"]
 
 # tilec's element-type names (the -p dtype values) of the torch dtypes its
 # kernels take.
@@ -410,4 +419,7 @@ def _(hidden_states, router_logits, w13, w2, topk, renormalize=True):
 
 
 # The element-wise operators use the helpers above.
-from ._elementwise_ops import fused_add_rms_norm, rms_norm, rotary_embedding, silu_and_mul, softmax  # noqa: E402,F401
+from ._elementwise_ops import (fused_add_rms_norm, fused_add_rms_norm_dynamic_per_token_quant,  # noqa: E402,F401
+                               fused_add_rms_norm_per_group_quant, fused_add_rms_norm_static_fp8_quant, rms_norm,
+                               rms_norm_dynamic_per_token_quant, rms_norm_per_group_quant, rms_norm_static_fp8_quant,
+                               rotary_embedding, silu_and_mul, silu_and_mul_quant, softmax)

@@ -64,8 +64,9 @@ const std::map<std::string, std::vector<Axis>> &sweptAxes() {
       {"moe_gate", {{"dtype", {"bf16", "f16", "f32"}}}},
       {"moe_align", {}},
       {"moe_experts", {{"dtype", {"bf16", "f16"}}, {"part", {"gate_up", "down", "combine"}}}},
-      {"rms_norm", {{"dtype", {"bf16", "f16", "f32"}}, {"residual", {"0", "1"}}, {"fp8_out", {"0", "1"}}}},
-      {"silu_and_mul", {{"dtype", {"bf16", "f16", "f32"}}}},
+      {"rms_norm", {{"dtype", {"bf16", "f16", "f32"}}, {"residual", {"0", "1"}}, {"fp8_out", {"0", "1"}},
+                    {"fp8_scale", {"static", "token", "group"}}}},
+      {"silu_and_mul", {{"dtype", {"bf16", "f16", "f32"}}, {"fp8_out", {"0", "1"}}}},
       {"softmax", {{"dtype", {"bf16", "f16", "f32"}}}},
       {"rope", {{"dtype", {"bf16", "f16", "f32"}}, {"style", {"neox", "gptj"}}}},
   };
@@ -103,6 +104,9 @@ std::vector<Variant> allVariants() {
       for (const kernels::KernelParams &p : combos) {
         // The combine kernel exists with split-KV only.
         if ((kernel == "paged_decode" || kernel == "mla_decode") && p.at("splits") == "1" && p.at("part") == "combine")
+          continue;
+        // Computed scales belong to an fp8 output.
+        if (kernel == "rms_norm" && p.at("fp8_out") == "0" && p.at("fp8_scale") != "static")
           continue;
         if (targetMultiplies(target.arch, p))
           out.push_back({kernel, target.arch, p});

@@ -2,7 +2,8 @@
 // them: compiled for every target and verified in the CPU emulator against
 // their double-precision references, with ragged sizes (1 and 333 tokens, rows
 // not a multiple of the chunk, and odd ones that allow no vector access).
-// rms_norm with and without the fused residual add and fp8 output; silu_and_mul; softmax;
+// rms_norm with and without the fused residual add and fp8 output; silu_and_mul
+// with and without fp8 output; softmax;
 // rope in both rotation styles.
 #include "Registry.h"
 #include "Run.h"
@@ -28,6 +29,24 @@ const runcheck::Case kCases[] = {
     {"t33_h1000_bf16_fp8", {{"tokens", "33"}, {"hidden", "1000"}, {"dtype", "bf16"}, {"fp8_out", "1"}}},
     {"t5_h264_f32_residual_fp8",
      {{"tokens", "5"}, {"hidden", "264"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"}, {"scale", "0.01"}}},
+    // Per-token dynamic scales (token_scale checked too): rows of several
+    // chunks (three passes), with the residual, and ragged token counts.
+    {"t1_h1000_bf16_token_scale",
+     {{"tokens", "1"}, {"hidden", "1000"}, {"dtype", "bf16"}, {"fp8_out", "1"}, {"fp8_scale", "token"}, {"chunk", "256"}}},
+    {"t7_h264_f32_residual_token_scale",
+     {{"tokens", "7"}, {"hidden", "264"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"},
+      {"fp8_scale", "token"}, {"chunk", "64"}, {"rows", "2"}}},
+    {"t333_h200_f16_token_scale",
+     {{"tokens", "333"}, {"hidden", "200"}, {"dtype", "f16"}, {"fp8_out", "1"}, {"fp8_scale", "token"}}},
+    // Per-group scales (group_scale checked too): 1 x 128 groups, rows of
+    // several chunks, with the residual.
+    {"t1_h1024_bf16_group_scale",
+     {{"tokens", "1"}, {"hidden", "1024"}, {"dtype", "bf16"}, {"fp8_out", "1"}, {"fp8_scale", "group"}, {"chunk", "256"}}},
+    {"t7_h384_f32_residual_group_scale",
+     {{"tokens", "7"}, {"hidden", "384"}, {"dtype", "f32"}, {"residual", "1"}, {"fp8_out", "1"},
+      {"fp8_scale", "group"}, {"chunk", "128"}, {"rows", "2"}}},
+    {"t333_h256_f16_group_scale",
+     {{"tokens", "333"}, {"hidden", "256"}, {"dtype", "f16"}, {"fp8_out", "1"}, {"fp8_scale", "group"}}},
     // The whole row in one chunk (read once, kept in registers), rows over
     // waves and along them.
     {"t3_h4000_bf16_residual_one_chunk",
@@ -55,6 +74,14 @@ const runcheck::Case kSiluCases[] = {
     {"t1_i1000_bf16", {{"tokens", "1"}, {"intermediate", "1000"}, {"dtype", "bf16"}}},
     {"t333_i200_bf16", {{"tokens", "333"}, {"intermediate", "200"}, {"dtype", "bf16"}, {"chunk", "128"}}},
     {"t6_i77_f32", {{"tokens", "6"}, {"intermediate", "77"}, {"dtype", "f32"}, {"rows", "2"}, {"chunk", "64"}}},
+    // fp8 out (e4m3fnuz on AMD, OCP e4m3 on sm_90a): |silu(g) up| < 0.74, so
+    // scale 1/200 gives values up to ~146 and small ones on the subnormal
+    // grid; scale 1/1000 saturates both formats (+-240, +-448).
+    {"t7_i333_bf16_fp8", {{"tokens", "7"}, {"intermediate", "333"}, {"dtype", "bf16"}, {"fp8_out", "1"}}},
+    {"t333_i200_f16_fp8_saturating",
+     {{"tokens", "333"}, {"intermediate", "200"}, {"dtype", "f16"}, {"fp8_out", "1"}, {"scale", "0.001"},
+      {"chunk", "128"}}},
+    {"t1_i77_f32_fp8", {{"tokens", "1"}, {"intermediate", "77"}, {"dtype", "f32"}, {"fp8_out", "1"}, {"chunk", "64"}}},
 };
 
 class SiluAndMulVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};

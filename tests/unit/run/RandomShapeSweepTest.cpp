@@ -169,16 +169,22 @@ KernelParams moeParams(Rng &rng, const std::string &arch) {
 }
 
 KernelParams rmsNormParams(Rng &rng, const std::string &) {
-  return {{"tokens", std::to_string(uniform(rng, 1, 200))},
+  KernelParams p = {{"tokens", std::to_string(uniform(rng, 1, 200))},
           {"hidden", std::to_string(uniform(rng, 1, 1200))},
           {"residual", pick(rng, {"0", "1"})},
           {"fp8_out", pick(rng, {"0", "0", "1"})},
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
+  if (p.at("fp8_out") == "1")
+    p["fp8_scale"] = pick(rng, {"static", "token", "group"});
+  if (p.count("fp8_scale") && p.at("fp8_scale") == "group")   // whole groups of 128 columns
+    p["hidden"] = std::to_string(128 * uniform(rng, 1, 9));
+  return p;
 }
 
 KernelParams siluAndMulParams(Rng &rng, const std::string &) {
   return {{"tokens", std::to_string(uniform(rng, 1, 200))},
           {"intermediate", std::to_string(uniform(rng, 1, 1200))},
+          {"fp8_out", pick(rng, {"0", "0", "1"})},
           {"dtype", pick(rng, {"bf16", "f16", "f32"})}};
 }
 
