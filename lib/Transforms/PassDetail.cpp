@@ -154,10 +154,10 @@ TransposedBlock transposedBlock(int64_t rows, int64_t cols, int64_t run, int64_t
     if ((v + w) * best.run * best.write < (best.run + best.write) * v * w)
       best = {v, w};
   }
-  // Runs of under a word are gathered into columns element by element: a
-  // 16-byte column of them went through scratch on gfx90a (32 bytes, the
+  // Runs of one 16-bit element are gathered into columns element by element:
+  // a 16-byte column of them went through scratch on gfx90a (32 bytes, the
   // ragged GEMM's B), 8 bytes stays in registers.
-  if (best.run * elemBytes < 4)
+  if (elemBytes == 2 && best.run == 1)
     best.write = std::min<int64_t>(best.write, std::max<int64_t>(1, 8 / elemBytes));
   return best;
 }
