@@ -114,6 +114,26 @@ struct MatrixInstr {
   /// scale-d): C = A * B then needs no zeroed C before it.
   bool canIgnoreAccumulator() const { return family == MatrixFamily::WGMMA; }
   int operandKRun() const { return kRun; }
+  /// Consecutive k steps of a gemm over a k tile of `kTile` that one LDS read
+  /// of a lane's operands serves, when a wave holds `operands` operands per k
+  /// step (its tiles of A and B, TM + TN): 2 for an MFMA whose lane operand
+  /// is 8 bytes when the k tile holds whole pairs of steps and `operands` is
+  /// at most 4, else 1. With 2, lane l reads the 2 * kPerLane elements from
+  /// k0 + 2 * operandK(l, 0) (one 16-byte read), the first kPerLane for step
+  /// k0 and the rest for step k0 + k: A and B take the same k for the same
+  /// lane, step and element, so each pair of steps sums over its 2k indices
+  /// in another order and the product is unchanged (docs/hardware.md
+  /// section 1). A pair doubles the registers of a step's operands, which
+  /// clang's scheduler hoists: past 4 operands (16 VGPRs) that costs more
+  /// than the reads save (attention's 1 x 8 operands: 176 VGPRs to 256 on
+  /// gfx942). The device prelude's gemm (tilec_gemm.h, k_steps_per_read)
+  /// restates this rule.
+  int kStepsPerRead(int64_t kTile, int64_t operands) const {
+    return family == MatrixFamily::MFMA && kPerLane * elemTypeBytes(aType) == 8 && kTile % (2 * k) == 0 &&
+                   operands <= 4
+               ? 2
+               : 1;
+  }
 };
 
 /// Whether `use`'s A operand can be read straight from registers holding

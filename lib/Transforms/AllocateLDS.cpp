@@ -109,6 +109,17 @@ int64_t contiguousRun(const LdsLayout &layout, int64_t limit) {
   return w;
 }
 
+/// MatrixInstr::kStepsPerRead of gemm `g` (its k tile, and the operands per
+/// k step of one wave of its wave grid).
+int64_t kStepsPerRead(tile::GemmOp g, const MatrixInstr &mi) {
+  auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
+  if (!grid)
+    return 1;
+  auto c = cast<tile::TileType>(g.getC().getType());
+  const int64_t tm = c.rows() / grid[0] / mi.m, tn = c.cols() / grid[1] / mi.n;
+  return mi.kStepsPerRead(cast<tile::TileType>(g.getA().getType()).cols(), tm + tn);
+}
+
 /// Calls `inst` with each wave instruction (the lanes' accesses) that the
 /// device prelude issues on LDS tile `tile` when its rows are `stride`
 /// elements apart: the cooperative writes of load (thread t writes run
@@ -240,14 +251,18 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
       }
       continue;
     }
-    const int64_t read = kAlongRows ? 1 : widths.read;
+    // steps k steps at a time (MatrixInstr::kStepsPerRead): with 2, a lane's
+    // elements of both steps run on from k0 + 2 * operandK(l, 0).
+    const int64_t read = kAlongRows ? 1 : widths.read, steps = kStepsPerRead(g, *mi);
+    const int elems = mi->operandElems(!isA) * static_cast<int>(steps);
     for (int w = 0; w < waves; ++w) {
       int64_t origin = isA ? (w / wn) * wtm : (w % wn) * wtn;
-      for (int64_t k0 = 0; k0 < kTile; k0 += mi->k)
+      for (int64_t k0 = 0; k0 < kTile; k0 += mi->k * steps)
         for (int64_t i = 0; i < perWave / sub; ++i)
-          for (int r = 0; r < mi->operandElems(!isA); r += static_cast<int>(read)) {
+          for (int r = 0; r < elems; r += static_cast<int>(read)) {
             for (int l = 0; l < ws; ++l) {
-              int64_t mn = origin + i * sub + mi->operandMN(!isA, l, r), k = k0 + mi->operandK(!isA, l, r);
+              int64_t mn = origin + i * sub + mi->operandMN(!isA, l, steps == 1 ? r : 0);
+              int64_t k = k0 + (steps == 1 ? mi->operandK(!isA, l, r) : steps * mi->operandK(!isA, l, 0) + r);
               kAlongRows ? add(l, k, mn, 1) : add(l, mn, k, read);
             }
             flush();
@@ -327,9 +342,11 @@ LoadRun tileLoadRun(tile::AllocOp a, int64_t elemBytes) {
 
 /// The longest read of a gemm operand along a row of `a` that the operand's
 /// lane layout allows: the matrix instructions' run of consecutive k elements
-/// per lane (MatrixInstr::operandKRun), at most 8 bytes; 1 when no gemm reads `a` along its rows. (16-byte operand reads
-/// let clang's scheduler hoist whole operands: gfx1151's attention then
-/// needed 256 VGPRs and scratch where 8-byte reads need 233 and none.)
+/// per lane (MatrixInstr::operandKRun), at most 8 bytes, or 16 for an MFMA
+/// that reads pairs of k steps at once (MatrixInstr::kStepsPerRead); 1 when
+/// no gemm reads `a` along its rows. (16-byte reads of WMMA's 32-byte
+/// operands let clang's scheduler hoist whole operands: gfx1151's attention
+/// then needed 256 VGPRs and scratch where 8-byte reads need 233 and none.)
 int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elemBytes) {
   int64_t limit = 0;
   for (Value v : tileAndViews(a))
@@ -353,10 +370,13 @@ int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elem
         continue;
       // WMMA's 32-byte operands are read element by element (the prelude's
       // read_operand: wider reads raised gfx1151's register pressure).
+      // An MFMA reading pairs of k steps at once (kStepsPerRead) reads 16
+      // bytes.
+      const int64_t steps = kStepsPerRead(g, *mi);
       int64_t w = mi->operandKRun() * elemBytes > 8
                       ? 1
-                      : std::min<int64_t>(std::max<int64_t>(1, 8 / elemBytes),
-                                          int64_t(1) << llvm::countr_zero(uint64_t(mi->operandKRun())));
+                      : std::min<int64_t>(std::max<int64_t>(1, 8 * steps / elemBytes),
+                                          steps << llvm::countr_zero(uint64_t(mi->operandKRun())));
       limit = limit == 0 ? w : std::min(limit, w);
     }
   return limit == 0 ? 1 : limit;
@@ -431,10 +451,14 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       LdsLayout layout{t.cols()};
       // The widest accesses the tile's users allow; the layout may narrow them.
       const LoadRun loadRun = t.getRank() == 2 ? tileLoadRun(a, elemBytes) : LoadRun{};
-      const int64_t run = loadRun.elems;
-      const bool transposed = t.getRank() == 2 && writtenTransposed(a);
-      const int64_t write =
-          transposed ? transposedWriteLimit(t.cols(), t.rows(), run, int64_t(waves) * target->waveSize, elemBytes) : run;
+      int64_t run = loadRun.elems, write = run;
+      if (t.getRank() == 2 && writtenTransposed(a)) {
+        // (a shorter run than the tensor allows is as valid: it divides it)
+        const TransposedBlock blk =
+            transposedBlock(t.cols(), t.rows(), run, int64_t(waves) * target->waveSize, elemBytes);
+        run = blk.run;
+        write = blk.write;
+      }
       const AccessWidths limits{run, write, t.getRank() == 2 ? operandReadLimit(a, *target, elemBytes) : 1};
       std::optional<LdsCost> best;  // the chosen layout's cost, when the search chose it
       const std::optional<LdsLayout> forWgmma = t.getRank() == 2 ? wgmmaLayout(a, *target, elemBytes) : std::nullopt;

@@ -145,6 +145,23 @@ int64_t transposedWriteLimit(int64_t rows, int64_t cols, int64_t run, int64_t th
   return w;
 }
 
+TransposedBlock transposedBlock(int64_t rows, int64_t cols, int64_t run, int64_t threads, int64_t elemBytes) {
+  TransposedBlock best{run, transposedWriteLimit(rows, cols, run, threads, elemBytes)};
+  const int64_t least = std::max<int64_t>(1, 4 / elemBytes);
+  for (int64_t v = run / 2; v >= least; v /= 2) {
+    const int64_t w = transposedWriteLimit(rows, cols, v, threads, elemBytes);
+    // Loads and writes per element: 1/v + 1/w, compared without division.
+    if ((v + w) * best.run * best.write < (best.run + best.write) * v * w)
+      best = {v, w};
+  }
+  // Runs of one 16-bit element are gathered into columns element by element:
+  // a 16-byte column of them went through scratch on gfx90a (32 bytes, the
+  // ragged GEMM's B), 8 bytes stays in registers.
+  if (elemBytes == 2 && best.run == 1)
+    best.write = std::min<int64_t>(best.write, std::max<int64_t>(1, 8 / elemBytes));
+  return best;
+}
+
 bool writtenTransposed(tile::AllocOp a) {
   SmallVector<Value> values = {a.getResult()};
   for (Operation *u : a->getUsers())

@@ -60,6 +60,17 @@ std::optional<std::pair<int64_t, int64_t>> waveGridOf(mlir::Operation *alloc);
 /// every thread keeps 4-byte writes rather than narrower ones).
 int64_t transposedWriteLimit(int64_t rows, int64_t cols, int64_t run, int64_t threads, int64_t elemBytes);
 
+/// The block a thread of a transposed write loads and writes: `run` columns
+/// (at most the tensor's run) by `write` rows (transposedWriteLimit of that
+/// run), the pair with the fewest instructions per element (global loads,
+/// 1 / run, plus LDS writes, 1 / write); ties keep the longer run. A
+/// transposed 32 x 128 16-bit window over 256 threads: 4 x 4 (4 b64 loads,
+/// 4 b64 writes per thread) rather than 8 x 2 (2 b128 loads, 8 b32 writes).
+struct TransposedBlock {
+  int64_t run, write;
+};
+TransposedBlock transposedBlock(int64_t rows, int64_t cols, int64_t run, int64_t threads, int64_t elemBytes);
+
 /// Whether LDS tile `a` (or a buffer of it) is written transposed: by a
 /// transposing tile.load, or by a transposing copy of a staging tile.
 bool writtenTransposed(tile::AllocOp a);

@@ -35,35 +35,64 @@ template <int N, int Ds, int Vm> struct Interleave {
 };
 } // namespace sched
 
-/// LDS reads of one operand of Atom from tile L (see read_operand).
-template <class Atom, bool KAlongCols, class L>
-inline constexpr int operand_reads = KAlongCols && L::read_vec > 1 ? Atom::KPerLane / L::read_vec : Atom::KPerLane;
+/// Consecutive k steps of Atom that one LDS read of a lane's operands serves
+/// in a gemm over a k tile of KT whose wave holds Operands operands per k
+/// step (TM + TN): 2 for an MFMA (wave64) whose lane operand is 8 bytes when
+/// KT holds whole pairs of steps and Operands <= 4, else 1 (the rule of
+/// MatrixInstr::kStepsPerRead, which tilec-allocate-lds plans the reads by).
+/// With 2, lane l reads the 2 * KPerLane elements from k0 + 2 * a_k(l, 0) in
+/// one 16-byte read: the first KPerLane are its operand of step k0, the rest
+/// of step k0 + K. A and B take the same k for the same lane, step and
+/// element, so a pair of steps sums over its 2K indices in another order.
+template <class Atom, int KT, int Operands> constexpr int k_steps_per_read_of() {
+  if constexpr (Atom::Lanes != 64)
+    return 1;
+  else
+    return Atom::KPerLane * (int)sizeof(typename Atom::bits_t) == 8 && KT % (2 * Atom::K) == 0 && Operands <= 4 ? 2
+                                                                                                                 : 1;
+}
+template <class Atom, int KT, int Operands>
+inline constexpr int k_steps_per_read = k_steps_per_read_of<Atom, KT, Operands>();
 
-/// One lane's operand of Atom: the KPerLane elements (mn, k), (mn, k + 1), ...
-/// of `t` when KAlongCols (k runs along a row), else (k, mn), (k + 1, mn), ...
-/// Along a row it takes L::read_vec elements per LDS read (the layout keeps
-/// them contiguous); otherwise one read per element. The elements gather in
-/// an array copied into the operand as a whole, which clang compiles far
-/// faster than inserting them into the operand vector one by one (and,
-/// unlike packing them by shifts, without raising register pressure).
-template <class Atom, bool KAlongCols, class L> TL_INLINE typename Atom::ab_t read_operand(const L &t, int mn, int k) {
-  constexpr int K = Atom::KPerLane, eb = (int)sizeof(typename Atom::bits_t);
+/// LDS reads of one operand of Atom from tile L per Steps k steps (see
+/// read_operand).
+template <class Atom, bool KAlongCols, class L, int Steps = 1>
+inline constexpr int operand_reads = KAlongCols && L::read_vec > 1 ? Atom::KPerLane * Steps / L::read_vec
+                                                                   : Atom::KPerLane * Steps;
+
+/// One lane's operands of Atom for Steps consecutive k steps (k_steps_per_read).
+template <class Atom, int Steps> struct operand_run {
+  typename Atom::ab_t step[Steps];
+};
+
+/// One lane's operands of Atom for Steps k steps: the KPerLane * Steps
+/// elements (mn, k), (mn, k + 1), ... of `t` when KAlongCols (k runs along a
+/// row), else (k, mn), (k + 1, mn), ...; step s takes elements s * KPerLane
+/// on. Along a row it takes L::read_vec elements per LDS read (the layout
+/// keeps them contiguous); otherwise one read per element. The elements
+/// gather in an array copied into the operands as a whole, which clang
+/// compiles far faster than inserting them into the operand vector one by
+/// one (and, unlike packing them by shifts, without raising register
+/// pressure).
+template <class Atom, bool KAlongCols, int Steps = 1, class L>
+TL_INLINE operand_run<Atom, Steps> read_operand(const L &t, int mn, int k) {
+  constexpr int K = Atom::KPerLane * Steps, eb = (int)sizeof(typename Atom::bits_t);
   static_assert(K * eb % 4 == 0, "an operand is whole 32-bit words");
-  if constexpr (K * eb > 8) {
+  if constexpr (Atom::KPerLane * eb > 8) {
     // WMMA's 32-byte operands: element by element into the operand vector
     // (the array form raised gfx1151 attention from 196 VGPRs to 214, vector
     // reads to 256 and scratch; tilec-allocate-lds keeps read_vec 1 here).
-    static_assert(L::read_vec == 1, "wide operands are read element by element");
-    typename Atom::ab_t v;
+    static_assert(L::read_vec == 1 && Steps == 1, "wide operands are read element by element, a step at a time");
+    operand_run<Atom, 1> v;
     TL_UNROLL
     for (int r = 0; r < K; ++r)
-      v[r] = __builtin_bit_cast(typename Atom::bits_t,
-                                KAlongCols ? t.template load_raw<1>(mn, k + r) : t.template load_raw<1>(k + r, mn));
+      v.step[0][r] = __builtin_bit_cast(typename Atom::bits_t, KAlongCols ? t.template load_raw<1>(mn, k + r)
+                                                                          : t.template load_raw<1>(k + r, mn));
     return v;
   }
   unsigned w[K * eb / 4];
   if constexpr (KAlongCols && L::read_vec > 1) {
-    constexpr int R = L::read_vec;
+    constexpr int R = L::read_vec < K ? L::read_vec : K;
     static_assert(K % R == 0, "read_vec divides the operand");
     TL_UNROLL
     for (int q = 0; q < K / R; ++q) {
@@ -77,7 +106,7 @@ template <class Atom, bool KAlongCols, class L> TL_INLINE typename Atom::ab_t re
       e[r] = KAlongCols ? t.template load_raw<1>(mn, k + r) : t.template load_raw<1>(k + r, mn);
     __builtin_memcpy(w, e, sizeof e);
   }
-  return __builtin_bit_cast(typename Atom::ab_t, w);
+  return __builtin_bit_cast(operand_run<Atom, Steps>, w);
 }
 
 /// One k step of a gathering atom (mma.sync, MFMA, WMMA) over a wave's
@@ -132,30 +161,35 @@ TL_INLINE void gemm(A &c, const LA &a, const LB &b) {
       mma_k_step<Atom, TransposeB>(c, af, b, k0, l);
     }
   } else {
+    constexpr int S = k_steps_per_read<Atom, KT, A::TM + A::TN>;
     TL_UNROLL
-    for (int k0 = 0; k0 < KT; k0 += Atom::K) {
-      typename Atom::ab_t af[A::TM], bfr[A::TN];
-      // The atoms' operand k indices run consecutively from a_k(l, 0).
+    for (int k0 = 0; k0 < KT; k0 += S * Atom::K) {
+      operand_run<Atom, S> af[A::TM], bfr[A::TN];
+      // The atoms' operand k indices run consecutively from a_k(l, 0); S
+      // steps' run on from S * a_k(l, 0).
+      const int k = k0 + S * Atom::a_k(l, 0);
       TL_UNROLL
       for (int i = 0; i < A::TM; ++i)
-        af[i] = read_operand<Atom, true>(a, A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l), k0 + Atom::a_k(l, 0));
+        af[i] = read_operand<Atom, true, S>(a, A::wave_m() * A::WTM + i * Atom::M + Atom::a_row(l), k);
       TL_UNROLL
       for (int j = 0; j < A::TN; ++j)
-        bfr[j] = read_operand<Atom, TransposeB>(b, A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l),
-                                                k0 + Atom::a_k(l, 0));
+        bfr[j] = read_operand<Atom, TransposeB, S>(b, A::wave_n() * A::WTN + j * Atom::N + Atom::a_row(l), k);
       TL_UNROLL
-      for (int i = 0; i < A::TM; ++i)
+      for (int s = 0; s < S; ++s)
         TL_UNROLL
-        for (int j = 0; j < A::TN; ++j)
-          c.v[i][j] = Atom::mma(af[i], bfr[j], c.v[i][j]);
+        for (int i = 0; i < A::TM; ++i)
+          TL_UNROLL
+          for (int j = 0; j < A::TN; ++j)
+            c.v[i][j] = Atom::mma(af[i].step[s], bfr[j].step[s], c.v[i][j]);
     }
   }
   if constexpr (Sched::interleave) {
-    constexpr int steps = KT / Atom::K, mmas = steps * A::TM * A::TN;
-    constexpr int dsPerStep = A::TM * operand_reads<Atom, true, LA> +
-                              A::TN * operand_reads<Atom, TransposeB, LB>;  // LDS reads per lane per k step
-    constexpr int ds = (dsPerStep * (steps - 1) + mmas - 1) / mmas, vm = (Sched::vmem + mmas - 1) / mmas;
-    hw::sched_group_barrier<sched::kDsRead, dsPerStep, 0>();  // the first k step's operands
+    constexpr int S = k_steps_per_read<Atom, KT, A::TM + A::TN>;
+    constexpr int reads = KT / Atom::K / S, mmas = KT / Atom::K * A::TM * A::TN;
+    constexpr int dsPerRead = A::TM * operand_reads<Atom, true, LA, S> +
+                              A::TN * operand_reads<Atom, TransposeB, LB, S>;  // LDS reads per lane per S k steps
+    constexpr int ds = (dsPerRead * (reads - 1) + mmas - 1) / mmas, vm = (Sched::vmem + mmas - 1) / mmas;
+    hw::sched_group_barrier<sched::kDsRead, dsPerRead, 0>();  // the first steps' operands
     sched::Interleave<mmas, ds, vm>::emit();
   }
   if constexpr (Sched::setprio)

@@ -183,16 +183,22 @@ TL_INLINE void store_block_transposed(const L &dst, int r, int c, int run, const
   constexpr int eb = (int)sizeof(T), V = (int)sizeof(X) / eb, P = transpose_rotation<L, V>();
   const int flip = run % P;
 #if TL_HW_HAS_PERM
-  if constexpr (eb == 2 && B == 2 && P <= 2) {
-    // Two rows of 16-bit elements, rotated over at most 2 rows: element
+  if constexpr (eb == 2 && B % 2 == 0 && V % 2 == 0 && P <= 2) {
+    // Pairs of rows of runs of whole words of 16-bit elements, rotated over
+    // at most 2 rows: element
     // e ^ flip lies in the same words as element e, so one byte permute with
-    // a per-lane selector builds each rotated column (no select per column).
+    // a per-lane selector builds each word of a rotated column from a pair
+    // of rows (no select per column).
     const unsigned even = 0x05040100u, odd = 0x07060302u;  // {lo(w0), lo(w1)}, {hi(w0), hi(w1)}
     const unsigned same = flip ? odd : even, other = flip ? even : odd;
     TL_UNROLL
     for (int e = 0; e < V; ++e) {
-      const unsigned w0 = raw_slice<unsigned>(rows[0], e / 2 * 4), w1 = raw_slice<unsigned>(rows[1], e / 2 * 4);
-      dst.template store_run<B>(c + (e ^ flip), r, hw::perm_bytes(w1, w0, e % 2 ? other : same));
+      unsigned col[B / 2];
+      TL_UNROLL
+      for (int h = 0; h < B / 2; ++h)
+        col[h] = hw::perm_bytes(raw_slice<unsigned>(rows[2 * h + 1], e / 2 * 4),
+                                raw_slice<unsigned>(rows[2 * h], e / 2 * 4), e % 2 ? other : same);
+      dst.template store_run<B>(c + (e ^ flip), r, __builtin_bit_cast(raw_t<B * eb>, col));
     }
     return;
   }

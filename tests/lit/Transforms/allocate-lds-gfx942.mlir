@@ -4,12 +4,13 @@
 // accesses against the gfx942 bank model (docs/hardware.md section 3): the A
 // tile's MFMA 32x32x8 operand reads go down a column (32 rows per phase), so
 // unpadded rows of 64 bytes put every read on 2 banks; an XOR swizzle spreads
-// them without extra bytes. Each lane's 4 k elements are one 8-byte read
-// (read_vec = 4), so the swizzle moves groups of 4. B's reads run along rows
+// them without extra bytes. Each lane's 4 k elements of two k steps are one
+// 16-byte read (read_vec = 8: MatrixInstr::kStepsPerRead), so the swizzle
+// moves groups of 8. B's reads run along rows
 // and need nothing. Offsets are 16-byte aligned.
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: tile.lds_bytes = 16384 : i64
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, read_vec = 4 : i64, row_stride = 32 : i64, swizzle = array<i64: 4, 2, 8>} : !tile.tile<128x32xbf16, lds>
+// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, read_vec = 8 : i64, row_stride = 32 : i64, swizzle = array<i64: 8, 2, 4>} : !tile.tile<128x32xbf16, lds>
 // CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "b", offset = 8192 : i64, row_stride = 128 : i64} : !tile.tile<32x128xbf16, lds>
 func.func @gemm() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a"} : !tile.tile<128x32xbf16, lds>
@@ -41,10 +42,10 @@ func.func @row_scratch() attributes {tile.num_waves = 4 : i64} {
 // -----
 
 // A user's layout annotation is kept, and its modelled cost reported: the
-// naive row-major A tile costs 896 extra cycles per k step (8-byte operand
-// reads; the CPU emulator measures the same: tests/unit/run/LdsLayoutTest.cpp).
+// naive row-major A tile costs 384 extra cycles per k tile (16-byte operand
+// reads of two k steps; the CPU emulator measures the same: tests/unit/run/LdsLayoutTest.cpp).
 // CHECK-LABEL: func.func @naive
-// CHECK: tile.alloc {bank_conflicts = 896 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, read_vec = 4 : i64, row_stride = 32 : i64}
+// CHECK: tile.alloc {bank_conflicts = 384 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, read_vec = 8 : i64, row_stride = 32 : i64}
 func.func @naive() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a", row_stride = 32 : i64} : !tile.tile<128x32xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
@@ -113,11 +114,11 @@ func.func @too_big() {
 // Loads from tensors whose rows are multiples of 8 bf16 (tile.divisibility,
 // what the launch checks) at columns that are multiples of 8 move 16 bytes
 // each (load_vec = 8). The layout keeps runs whole for the LDS writes
-// (write_vec): B's plain rows take the 8 at once; A's conflict-free swizzle
-// moves groups of 4, so its writes take 4 (fewer conflicts beat fewer
-// instructions), and its operand reads 4 (read_vec).
+// (write_vec): B's plain rows take the 8 at once, and so does A's
+// conflict-free swizzle, which moves groups of 8 for the 16-byte operand
+// reads of two k steps (read_vec).
 // CHECK-LABEL: func.func @vector_loads
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, load_vec = 8 : i64, name = "a", offset = 0 : i64, read_vec = 4 : i64, row_stride = 32 : i64, swizzle = array<i64: 4, 2, 8>, write_vec = 4 : i64}
+// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, load_vec = 8 : i64, name = "a", offset = 0 : i64, read_vec = 8 : i64, row_stride = 32 : i64, swizzle = array<i64: 8, 2, 4>, write_vec = 8 : i64}
 // CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, load_vec = 8 : i64, name = "b", offset = 8192 : i64, row_stride = 128 : i64, write_vec = 8 : i64}
 func.func @vector_loads(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %B: memref<?x?xbf16> {tile.divisibility = 16 : i64}, %k: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
