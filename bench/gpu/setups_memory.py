@@ -93,17 +93,10 @@ def bind(env):
         return (y.float() * inv_scale).clamp(-fmax, fmax).to(fp8)
 
     def baselines(fn, ref, args):
-        compiled = torch.compile(fn)
-        base = {"torch_eager": lambda: fn(*args), "torch_compile": lambda: compiled(*args)}
-        errs = {}
-        for label, f in base.items():
-            try:
-                out = f()
-                errs[label] = max(rel_err(o.float(), ref[n]) for n, o in
-                                  zip(ref, out if isinstance(out, tuple) else (out,)))
-            except Exception as e:
-                errs[label] = "error: %s" % e
-        return base, errs
+        """eager_and_compiled(fn, *args) and their errors against every output of ref."""
+        base = eager_and_compiled(fn, *args)
+        return base, baseline_errors(base, lambda out: max(
+            rel_err(o.float(), ref[n]) for n, o in zip(ref, out if isinstance(out, tuple) else (out,))))
 
     # fp8 output: one rounding to 3 mantissa bits (at most 2^-4 relative of
     # each element, so of the norm) over f32 terms far below it; token_scale
@@ -111,8 +104,7 @@ def bind(env):
     FP8_BOUND, SCALE_BOUND = 0.07, 1e-4
 
     def setup_norm_fp8(case, T):
-        T["X"].copy_(randn(T["X"].shape))
-        T["W"].copy_(randn(T["W"].shape))
+        env.fill_randn(T, "X", "W")
         eps, H = plan.NORM_EPS, case.H
         x32 = T["X"].float()
         y32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * T["W"].float()
@@ -144,7 +136,7 @@ def bind(env):
         return ref, {"Y": FP8_BOUND, name: SCALE_BOUND}, base, errs
 
     def setup_silu_fp8(case, T):
-        T["X"].copy_(randn(T["X"].shape))
+        env.fill_randn(T, "X")
         I, X, inv = case.I, T["X"], case.scalars["inv_scale"]
         x32 = X.float()
         ref = {"out": (F.silu(x32[:, :I]) * x32[:, I:] * inv).clamp(-fmax, fmax)}
