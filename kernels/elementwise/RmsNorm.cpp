@@ -81,8 +81,23 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
       kb.scale(y, y, *invScale);  // the store rounds to fp8 and saturates
     kb.store(y, Y, {r0, col});
   };
+  // ss (the row's sum of squares) -> 1 / rms = rsqrt(ss / hidden + eps).
+  auto inverseRms = [&]() {
+    kb.scale(ss, ss, invH);
+    kb.addScalar(ss, ss, eps);
+    kb.rsqrt(ss, ss);
+  };
   kb.fill(ss, 0.0);
   Index last = chunks - 1, lastCol = last * c.chunk;
+  // The sum of squares over every chunk, the last (the whole row where
+  // hidden <= chunk) left in x and its W in w for the pass after; W's chunk
+  // is loaded before the reduction so that its latency overlaps X's.
+  auto sumSquaresKeepingLast = [&]() {
+    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
+    kb.load(W, {0, lastCol}, w);
+    sumSquares(lastCol);
+    inverseRms();
+  };
   const elementwise::Fp8Output fp8{c.fp8Type};
   // From each row's max |y| (amax) the scale, stored at `col` of the scales,
   // and its inverse into inv.
@@ -106,9 +121,7 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
     // did: they read sums of the residual that other threads stored.
     if (c.residual)
       kb.barrier();
-    kb.scale(ss, ss, invH);
-    kb.addScalar(ss, ss, eps);
-    kb.rsqrt(ss, ss);
+    inverseRms();
     kb.forLoop(0, cdiv(X.dim(1), g), 1, {.name = "g"}, [&](Index gi) {
       Index col = gi * g;
       kb.load(c.residual ? R : X, {r0, col}, xg);
@@ -140,12 +153,7 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
       kb.abs(yc, src);
       kb.reduce(ReduceKind::max, yc, amax, {.axis = 1, .accumulate = true});
     };
-    kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
-    kb.load(W, {0, lastCol}, w);
-    sumSquares(lastCol);
-    kb.scale(ss, ss, invH);
-    kb.addScalar(ss, ss, eps);
-    kb.rsqrt(ss, ss);
+    sumSquaresKeepingLast();
     kb.fill(amax, 0.0);   // |y| >= 0; columns past hidden load as 0
     normalised(y);
     rowMax(y);
@@ -172,15 +180,7 @@ Result<Kernel> buildRmsNorm(const RmsNormConfig &c) {
       return Error{k.error()};
     return k;
   }
-  kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) { sumSquares(ci * c.chunk); });
-  // The last chunk (the whole row where hidden <= chunk) stays in registers
-  // for the second pass, so X is read once there; W's chunk is loaded before
-  // the reduction so that its latency overlaps X's.
-  kb.load(W, {0, lastCol}, w);
-  sumSquares(lastCol);
-  kb.scale(ss, ss, invH);
-  kb.addScalar(ss, ss, eps);
-  kb.rsqrt(ss, ss);
+  sumSquaresKeepingLast();
   normalise(lastCol);
   kb.forLoop(0, last, 1, {.name = "c"}, [&](Index ci) {
     Index col = ci * c.chunk;
