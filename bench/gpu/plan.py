@@ -82,7 +82,7 @@ def gemm_parts(config):
 FP8_GEMM_SHAPES = [(4096, 4096, 4096)]
 FP8_GEMM_DTYPE = "e4m3"
 FP8_GEMM_SCALES = {"scale_a": 0.5, "scale_b": 0.25}
-FP8_GEMM_CONFIGS = ["128 128 64 8 3 8", "128 128 128 8 3 8"]
+FP8_GEMM_CONFIGS = ["128 256 128 8 4 8", "128 128 64 8 3 8", "128 128 128 8 3 8"]
 
 
 def fp8_gemm_key(m, n, k, config):

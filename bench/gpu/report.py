@@ -3,7 +3,7 @@ fastest verified tilec configuration, its time and rate, each baseline's time
 and the ratio baseline / tilec (above 1: tilec is faster), and every
 configuration tried below it.
 
-  python3 bench/gpu/report.py RUN.json [RUN2.json ...] [--model MODEL.json] > docs/perf/h200.md
+  python3 bench/gpu/report.py RUN.json [RUN2.json ...] [--model MODEL.json ...] > docs/perf/h200.md
 
 With --model (bench/gpu/model.py's output for the same rows), every
 configuration also shows the time the compiled-code cost model predicts for it
@@ -82,9 +82,9 @@ def fmt_rate(r):
 
 def main(args):
     model = {}
-    if "--model" in args:
+    while "--model" in args:  # one per run; later files replace earlier rows' entries
         i = args.index("--model")
-        model = json.load(open(args[i + 1]))
+        model.update(json.load(open(args[i + 1])))
         args = args[:i] + args[i + 2:]
     paths = args
     meta, fams = load(paths)

@@ -48,6 +48,14 @@ struct KernelParamInfo {
   /// and the data aligned to as many elements' bytes (up to 16); see
   /// dsl::TensorOptions. Launches check it.
   int64_t divisibility = 1;
+  /// Tensors the kernel reads with tensor copies (NVIDIA TMA): the box of its
+  /// tensor map, which follows the extents among the kernel's parameters and
+  /// which the runtime encodes per launch (docs/runtime.md, tensor_map).
+  /// boxRows 0: none.
+  struct TensorMap {
+    int boxRows = 0, boxCols = 0;
+    int swizzleBytes = 0;  ///< 32, 64 or 128; 0: unswizzled
+  } tensorMap;
 };
 
 /// Wall-clock time of each stage of one compileTileIR call, in milliseconds.

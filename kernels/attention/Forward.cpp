@@ -202,11 +202,10 @@ KernelInfo attentionKernelInfo() {
   // NVIDIA: where the head sizes are multiples of 64 (rows of 128-byte
   // swizzle blocks), both products run on wgmma (S from Q and K in shared
   // memory, P @ V with P in registers), a warpgroup per 64 query rows, the key
-  // loop pipelined 2 stages deep (cp.async). On the H200 (B4 H32 S4096 D128,
-  // docs/perf/h200/2026-12-02-h200-attention-cvt.json): non-causal, 128 x 128
-  // over two warpgroups 370 TFLOP/s, ahead of 128 x 64 (357) and 64 x 64 over
-  // one (354); causal, 64 x 64 337 TFLOP/s, ahead of 128 x 128 (322) and 128 x
-  // 64 (320): half the rows of a diagonal block are masked work. Above 128
+  // loop pipelined 2 stages deep (K and V by tensor copies). On the H200 (B4
+  // H32 S4096 D128, docs/perf/h200/2026-12-02-h200-run9.json): 128 x 128 over
+  // two warpgroups, non-causal 415 TFLOP/s and causal 361, ahead of 64 x 64
+  // over one (363, 331) and 128 x 64 (353, 313). Above 128
   // (256; DeepSeek's 192/128) 128 x 64 over two warpgroups: O [64, 256] is 128
   // registers a thread, no spills. Other head sizes (80, 96) keep mma.sync's
   // 64 x 64 over 4 warps, P read from registers likewise (run5: 195/223,
@@ -222,10 +221,10 @@ KernelInfo attentionKernelInfo() {
     if (t.vendor == Vendor::NVIDIA) {
       p.try_emplace("stages", "2");
       if (d % 64 == 0 && dv % 64 == 0) {  // wgmma
-        const bool causal = givenInteger(p, "causal", 0) != 0, wide = std::max(d, dv) > 128;
-        p.try_emplace("block_m", causal && !wide ? "64" : "128");
-        p.try_emplace("waves", causal && !wide ? "4" : "8");
-        p.try_emplace("block_n", causal || wide ? "64" : "128");
+        const bool wide = std::max(d, dv) > 128;
+        p.try_emplace("block_m", "128");
+        p.try_emplace("waves", "8");
+        p.try_emplace("block_n", wide ? "64" : "128");
       } else if (std::max(d, dv) > 128) {
         p.try_emplace("waves", "8");
         p.try_emplace("block_n", "32");

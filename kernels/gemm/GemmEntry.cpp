@@ -229,12 +229,26 @@ KernelInfo gemmKernelInfo() {
     const bool strided = mode == "1" || (mode == "auto" && strides);
     const bool wordRows = size("K") % words == 0 && size(transB ? "K" : "N") % words == 0;
     // 8-bit B of layout n, transposed into its N x K tile through registers:
-    // two stages (three spilled 80 bytes at 128 x 128 x 64).
-    if (eightBitOnNvidia && !transB && !strided)
+    // two stages (three spilled 80 bytes at 128 x 128 x 64), on mma.sync
+    // (wgmma k32 with those staging registers spills 64 bytes at 128 x 128 x
+    // 64; -p instr=wgmma -p block_k=32 does not, unmeasured on the H200).
+    if (eightBitOnNvidia && !transB && !strided) {
       p.try_emplace("stages", "2");
+      p.try_emplace("instr", "mma");
+    }
     const bool copied = !eightBit && !transA && !strided && wordRows;  // cp.async into the wgmma layouts
     if (copied && size("M") >= 2048 && size("N") >= 2048)
       p.try_emplace("block_n", "256");
+    // 8-bit A and B given as N x K (layout nt: nn.Linear's weight): both
+    // K-major in LDS, copied as they are, for wgmma k32. At 4096^3 on the
+    // H200 (docs/perf/h200/2026-12-02-h200-run10-fp8-attention.json): 128 x
+    // 256 x 128 over 4 stages 0.163 ms, 128 x 128 x 128 over 3 0.169, 128 x
+    // 128 x 64 over 3 0.209.
+    if (eightBit && transB && !transA && !strided && wordRows && size("M") >= 2048 && size("N") >= 2048) {
+      p.try_emplace("block_n", "256");
+      p.try_emplace("block_k", "128");
+      p.try_emplace("stages", "4");
+    }
     // 128 x 256 over 4 stages (197 KiB) keeps one wgmma group in flight across
     // iterations (tilec-pipeline-loops); 128 x 128 stays at 3, where a fourth
     // stage would halve the blocks per SM.

@@ -172,6 +172,16 @@ FailureOr<EmittedKernel> Emitter::run() {
     written.insert(v);
   });
 
+  planTensorCopies();
+  // The copy groups' mbarriers (8 bytes each) follow the planned LDS.
+  const int64_t copyBarriersAt = (out.ldsBytes + 7) / 8 * 8;
+  if (copyGroupSlots && copyBarriersAt + 8 * copyGroupSlots > target.ldsBytesPerWorkgroup) {
+    tensorCopies.clear();  // no room for them: cp.async alone
+    tensorMaps.clear();
+    copyGroupSlots = 0;
+  }
+  if (copyGroupSlots)
+    out.ldsBytes = copyBarriersAt + 8 * copyGroupSlots;
   std::string params, views;
   llvm::raw_string_ostream ps(params), vs(views);
   for (BlockArgument arg : f.getArguments()) {
@@ -196,6 +206,13 @@ FailureOr<EmittedKernel> Emitter::run() {
       for (int64_t d = 0; d < mt.getRank(); ++d) {
         ps << ", int " << n << "_d" << d;
         out.paramTypes.push_back("int");
+      }
+      if (auto m = tensorMaps.find(arg.getArgNumber()); m != tensorMaps.end()) {
+        ps << ", TL_TMA_MAP " << n << "_tma";
+        vs << "  const auto " << n << "_tmap = TL_TMA_REF(" << n << "_tma, " << out.name << "_param_"
+           << out.paramTypes.size() << ");\n";
+        out.paramTypes.push_back("tl::hw::tma_map");
+        out.tensorMaps.push_back(m->second);
       }
       vs << "  const tl::Global<" << *ct << ", " << llvm::format_hex(target.bufferRsrcFlags, 10)
          << "u> " << n << "_g(" << n << ", " << n << "_d0, "
@@ -241,6 +258,9 @@ FailureOr<EmittedKernel> Emitter::run() {
      << params << ") {\n";
   if (out.ldsBytes > 0)
     ss << "  TL_LDS(tl_lds, " << out.ldsBytes << ");\n";
+  if (copyGroupSlots)
+    ss << "  TL_COPY_GROUPS(tl_copies, " << copyGroupSlots << ", " << copyBarriersAt
+       << ");  // tensor copies complete on mbarriers\n";
   ss << views << body << "}\n";
   out.source = std::move(src);
   out.ldsTiles = std::move(ldsTiles);

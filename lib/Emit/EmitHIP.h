@@ -25,6 +25,15 @@ struct EmittedLdsTile {
   int64_t bankConflicts = 0; ///< modelled extra LDS cycles
 };
 
+/// A tensor map a kernel takes (tensor copies, docs/hardware.md "Tensor
+/// copies"): right after the extents of tensor argument `arg`, for boxes of
+/// boxRows x boxCols elements written with a swizzle span of swizzleBytes
+/// (32, 64, 128; 0: none).
+struct EmittedTensorMap {
+  unsigned arg = 0;
+  int boxRows = 0, boxCols = 0, swizzleBytes = 0;
+};
+
 struct EmittedKernel {
   std::string name;       ///< kernel symbol: the function name + "_" + arch
   std::string source;     ///< HIP C++; includes "tilec_prelude.h"
@@ -33,7 +42,8 @@ struct EmittedKernel {
   int64_t ldsBytes = 0;
   std::vector<std::array<int64_t, 3>> grid;  ///< (arg, axis, tile) per grid axis
   /// C types of the kernel's parameters in order (e.g. "const tl::bf16 *",
-  /// "int", "float"): a tensor is a pointer followed by one int per dimension.
+  /// "int", "float"): a tensor is a pointer followed by one int per dimension
+  /// and, where tensorMaps names it, its tensor map.
   std::vector<std::string> paramTypes;
   /// Compiler options for this kernel, after the JIT's defaults (-O3).
   /// Kernels without elementwise register arithmetic (no tile.map, reduce,
@@ -43,6 +53,8 @@ struct EmittedKernel {
   /// what packs elementwise f32 math into v_pk_* instructions, so the others
   /// keep -O3.
   std::vector<std::string> jitOptions;
+  /// The tensor maps among the parameters (paramTypes "tl::hw::tma_map").
+  std::vector<EmittedTensorMap> tensorMaps;
   /// The LDS tiles with their access widths, for the report.
   std::vector<EmittedLdsTile> ldsTiles;
 };

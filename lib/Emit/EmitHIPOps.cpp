@@ -233,13 +233,22 @@ LogicalResult Emitter::emitOp(Operation &op) {
         }
         const int64_t run = loadVecOf(l.getDest());
         const bool realign = loadRealignOf(l.getDest());
-        line() << (l->hasAttr(tile::attr::kAsync) ? "tl::load_tile_async<"
+        if (auto copy = tensorCopies.find(l); copy != tensorCopies.end()) {
+          line() << "tl::load_tile_tma<" << threads << ", " << run << ", " << copy->second.boxCols << ">("
+                 << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
+                 << name(f.getArgument(copy->second.arg)) << "_tmap, " << name(l.getIndices()[0]) << ", " << c
+                 << copyGroupsArg() << ");\n";
+          return success();
+        }
+        const bool async = l->hasAttr(tile::attr::kAsync);
+        line() << (async ? "tl::load_tile_async<"
                    : l.getTranspose()              ? "tl::load_tile_transposed<"
                                                    : "tl::load_tile<")
                << threads << (run > 1 || realign ? ", " + std::to_string(run) : std::string())
                << (realign ? ", true" : "") << ">("
                << name(l.getDest()) << ", "
-               << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c << ");\n";
+               << name(l.getSource()) << "_g, " << name(l.getIndices()[0]) << ", " << c
+               << (async ? copyGroupsArg() : std::string()) << ");\n";
         return success();
       })
       .Case([&](tile::GatherOp g) -> LogicalResult {
@@ -250,7 +259,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
                << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
                << name(g.getDest()) << ", "
                << name(g.getSource()) << "_g, " << name(g.getIds()) << "_g, "
-               << name(g.getIdsOffset()) << ", " << name(g.getCol()) << ");\n";
+               << name(g.getIdsOffset()) << ", " << name(g.getCol())
+               << (g->hasAttr(tile::attr::kAsync) ? copyGroupsArg() : std::string()) << ");\n";
         return success();
       })
       .Case([&](tile::ScatterOp s) {
@@ -532,7 +542,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
         }
         ++indent;
         if (pending)  // this iteration's copies have landed once at most `pending` groups are in flight
-          line() << "tl::async_wait<" << pending.getInt() << ">();\n";
+          line() << "tl::async_wait<" << pending.getInt() << ">(" << copyGroups() << ");\n";
         LogicalResult r = emitBlock(*loop.getBody());
         SmallVector<std::pair<tile::GemmOp, int64_t>> running;  // gemms left running, and the groups they keep
         for (Operation &op : *loop.getBody())
@@ -548,7 +558,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
           if (n > 0)
             line() << "tl::gemm_wait<0>(" << name(g.getC()) << ");\n";
         if (pending)  // copies issued for iterations past the end
-          line() << "tl::async_wait<0>();\n";
+          line() << "tl::async_wait<0>(" << copyGroups() << ");\n";
         return r;
       })
       .Case([&](scf::YieldOp) { return success(); })

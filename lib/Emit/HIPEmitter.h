@@ -11,6 +11,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,12 +52,26 @@ private:
   /// Staged loads being emitted in a loop copy whose windows were tested to lie
   /// inside their tensors (the interior loop of a pipelined AMD loop).
   llvm::DenseSet<Operation *> loadsInside;
+  /// Tensor copies (planTensorCopies): the tile.load ops issued as tensor
+  /// copies, with their tensor map; the tensor map of each copied tensor,
+  /// by argument number; and the mbarriers of the kernel's copy groups (0: the
+  /// kernel has no tensor copies, and its copy groups are cp.async's alone).
+  llvm::DenseMap<Operation *, EmittedTensorMap> tensorCopies;
+  std::map<unsigned, EmittedTensorMap> tensorMaps;
+  int copyGroupSlots = 0;
 
   llvm::raw_ostream &line() { return os.indent(indent * 2); }
   std::string fresh(StringRef prefix) { return (prefix + llvm::Twine(counter++)).str(); }
   std::string name(Value v) { return names.lookup(v); }
 
   FailureOr<std::string> atomType(Operation *at, StringRef instr);
+  /// Chooses the async tile loads issued as tensor copies (EmitTensorCopies.cpp).
+  void planTensorCopies();
+  /// The kernel's copy groups where they complete on mbarriers ("tl_copies"),
+  /// as the argument of async_wait, and after the other arguments of an
+  /// asynchronous load.
+  std::string copyGroups() const { return copyGroupSlots ? "tl_copies" : ""; }
+  std::string copyGroupsArg() const { return copyGroupSlots ? ", tl_copies" : ""; }
   /// The gemm right after zero fill `f` of its accumulator when that gemm
   /// absorbs the fill: its instruction ignores the accumulator input
   /// (MatrixInstr::canIgnoreAccumulator), so the pair is emitted as one

@@ -41,8 +41,10 @@ std::string trim(const std::string &s) {
 
 enum class ParamClass { Pointer, Integer, Floating };
 
+/// How a kernel parameter of C type `type` is passed. A tensor map
+/// (tl::hw::tma_map) is a pointer on the emulator (tilec_hw_emu.h).
 ParamClass classify(const std::string &type) {
-  if (type.find('*') != std::string::npos)
+  if (type.find('*') != std::string::npos || type == "tl::hw::tma_map")
     return ParamClass::Pointer;
   if (type.find("float") != std::string::npos || type.find("double") != std::string::npos ||
       type.find("_Float16") != std::string::npos)

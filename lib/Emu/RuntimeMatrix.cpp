@@ -239,7 +239,19 @@ bool computeWgmma(Worker &w, const PendingWgmma &p, int l, std::vector<float> &o
       return false;
     }
   bool ok = true;
+  // Operand types (tilec_hw_emu.h wgmma_type): 0 bf16, 1 f16 (k16); 2 e4m3,
+  // 3 e5m2 (k32, one byte each).
+  const int eb = p.type >= 2 ? 1 : 2, kSteps = 32 / eb;
+  if (aInRegisters && eb == 1) {
+    if (check)
+      reportInvalidWgmma(w, "8-bit operands have no register form of A");
+    return false;
+  }
   auto value = [&](uint16_t bits) -> double {
+    if (p.type == 2)
+      return Fp8E4M3Fn::decode((uint8_t)bits);
+    if (p.type == 3)
+      return Fp8E5M2::decode((uint8_t)bits);
     if (p.type == 1) {
       _Float16 h;
       memcpy(&h, &bits, 2);
@@ -251,8 +263,8 @@ bool computeWgmma(Worker &w, const PendingWgmma &p, int l, std::vector<float> &o
     return f;
   };
   auto element = [&](const MatrixDescriptor &d, bool mnMajor, int mn, int k) -> double {
-    const uint32_t off = wgmmaOperandAddress(d, mnMajor, mn, k, 2);
-    if (off % 2 || (size_t)off + 2 > w.ldsSize) {
+    const uint32_t off = wgmmaOperandAddress(d, mnMajor, mn, k, eb);
+    if (off % eb || (size_t)off + eb > w.ldsSize) {
       if (check && ok) {
         ++w.oob;
         w.shared->message(OutOfBounds, [&] { return std::string("out-of-bounds: " + w.where(*w.cur) + ": wgmma operand element at shared-window address " +
@@ -262,32 +274,34 @@ bool computeWgmma(Worker &w, const PendingWgmma &p, int l, std::vector<float> &o
       return 0.0;
     }
     if (check) {
-      checkRace(w, off, 2, false);
-      checkInitialized(w, off, 2, false);
-      checkPendingCopies(w, off, 2, false);
+      checkRace(w, off, eb, false);
+      checkInitialized(w, off, eb, false);
+      checkPendingCopies(w, off, eb, false);
     }
-    uint16_t bits;
-    memcpy(&bits, w.ldsBase + off, 2);
+    uint16_t bits = 0;
+    memcpy(&bits, w.ldsBase + off, eb);
     return value(bits);
   };
   // Rows of A this lane's elements lie in (r / 2 % 2 = 0, 1), columns of B (r / 4, r % 2).
   // The register form: A[row h][k] is half k % 2 of register h + 2 (k / 8) of
   // quad lane k % 8 / 2 (the mma.m16n8k16 A fragment).
-  double a[2][16], b[128][16];
+  double a[2][32], b[128][32];
   for (int h = 0; h < 2; ++h)
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < kSteps; ++k)
       a[h][k] = aInRegisters ? value((uint16_t)(p.aQuad[4 * (k % 8 / 2) + h + 2 * (k / 8)] >> (16 * (k % 2))))
                              : element(da, false, wgmmaRow(l, 2 * h), k);
   for (int j = 0; j < p.n / 4; ++j)
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < kSteps; ++k)
       b[j][k] = element(db, p.mnMajorB != 0, wgmmaCol(l, 4 * (j / 2) + j % 2), k);
-  // Products of bf16/f16 values are exact in double; the dot product is summed
-  // in double and added to C with one rounding to f32 (as for mma.sync).
+  // Products of 16- and 8-bit float values are exact in double; the dot
+  // product is summed in double and added to C with one rounding to f32 (as
+  // for mma.sync). The GPU's fp8 wgmma accumulates with fewer bits
+  // (docs/hardware.md "NVIDIA Hopper"); the kernels' tolerances cover it.
   out.resize(p.n / 2);
   for (int r = 0; r < p.n / 2; ++r) {
     const int h = r / 2 % 2, j = 2 * (r / 4) + r % 2;
     double sum = 0;
-    for (int k = 0; k < 16; ++k)
+    for (int k = 0; k < kSteps; ++k)
       sum += a[h][k] * b[j][k];
     out[r] = (float)(p.c[r] + sum);
   }
@@ -317,8 +331,9 @@ void issueWgmma(int type, int n, int mnMajorB, unsigned long long descA, unsigne
                                std::to_string(w->job->config.threadsPerBlock) + " threads)");
     return;
   }
-  if ((type != 0 && type != 1) || n < 8 || n > 256 || n % 8) {
-    reportInvalidWgmma(*w, "m64n" + std::to_string(n) + "k16 with operand type " + std::to_string(type) + " does not exist");
+  if (type < 0 || type > 3 || n < 8 || n > 256 || n % 8 || (type >= 2 && mnMajorB)) {
+    reportInvalidWgmma(*w, "m64n" + std::to_string(n) + (type >= 2 ? "k32" : "k16") + " with operand type " +
+                               std::to_string(type) + (mnMajorB ? " and B MN-major" : "") + " does not exist");
     return;
   }
   if (lane.accTouchedSinceFence)

@@ -201,6 +201,8 @@ std::string encodeCompiledKernel(const CompiledKernel &k) {
     w.i64(p.rank);
     w.str(p.name);
     w.i64(p.divisibility);
+    for (int v : {p.tensorMap.boxRows, p.tensorMap.boxCols, p.tensorMap.swizzleBytes})
+      w.i64(v);
   }
   w.i64(static_cast<int64_t>(k.paramTypes.size()));
   for (const std::string &t : k.paramTypes)
@@ -243,7 +245,8 @@ std::optional<CompiledKernel> decodeCompiledKernel(std::string_view payload) {
     int64_t kind;
     if (!in.i64(kind) || kind < KernelParamInfo::Tensor || kind > KernelParamInfo::I32 ||
         !in.str(p.elemType) || !in.integer(p.rank) || !in.str(p.name) || !in.i64(p.divisibility) ||
-        p.divisibility < 1)
+        p.divisibility < 1 || !in.integer(p.tensorMap.boxRows) || !in.integer(p.tensorMap.boxCols) ||
+        !in.integer(p.tensorMap.swizzleBytes))
       return std::nullopt;
     p.kind = static_cast<KernelParamInfo::Kind>(kind);
   }

@@ -63,6 +63,8 @@ public:
     resolve(lib, "cuGetErrorString", getErrorString, missing);
     if (!missing.empty())
       return "libcuda.so.1 lacks " + missing;
+    // CUDA 12 and newer: only kernels with tensor copies need it.
+    tensorMapEncodeTiled = reinterpret_cast<decltype(tensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
     if (CUresult rc = init(0))
       return "cuInit failed: " + error(rc);
     return "";
@@ -133,6 +135,28 @@ public:
     return "";
   }
 
+  std::string encodeTensorMap(void *map, const void *data, int64_t rows, int64_t cols, int64_t pitchBytes,
+                              int elemBytes, int boxRows, int boxCols, int swizzleBytes) override {
+    if (!tensorMapEncodeTiled)
+      return "libcuda.so.1 lacks cuTensorMapEncodeTiled (CUDA 12 or newer runs kernels with tensor copies)";
+    // cuda.h's enums: CU_TENSOR_MAP_DATA_TYPE_UINT8/16/32 (the copy moves
+    // bytes), CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B, L2 promotion of 128
+    // bytes, zeros outside the tensor (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).
+    const int dataType = elemBytes == 1 ? 0 : elemBytes == 2 ? 1 : 2;
+    const int swizzle = swizzleBytes == 32 ? 1 : swizzleBytes == 64 ? 2 : swizzleBytes == 128 ? 3 : 0;
+    constexpr int kInterleaveNone = 0, kL2Promotion128B = 2, kOobFillZeros = 0;
+    const uint64_t dims[2] = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
+    const uint64_t strides[1] = {static_cast<uint64_t>(pitchBytes)};
+    const uint32_t box[2] = {static_cast<uint32_t>(boxCols), static_cast<uint32_t>(boxRows)};
+    const uint32_t elementStrides[2] = {1, 1};
+    if (CUresult rc = tensorMapEncodeTiled(map, dataType, 2, const_cast<void *>(data), dims, strides, box,
+                                           elementStrides, kInterleaveNone, swizzle, kL2Promotion128B, kOobFillZeros))
+      return "cuTensorMapEncodeTiled(" + std::to_string(rows) + " x " + std::to_string(cols) + ", box " +
+             std::to_string(boxRows) + " x " + std::to_string(boxCols) + ", swizzle " + std::to_string(swizzleBytes) +
+             ") failed: " + error(rc);
+    return "";
+  }
+
   void unload(uintptr_t key, void *module) override {
     void *popped = nullptr;
     if (ctxPush(reinterpret_cast<void *>(key)) == 0) {
@@ -165,6 +189,8 @@ private:
   CUresult (*launchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
                            void **, void **) = nullptr;
   CUresult (*getErrorString)(CUresult, const char **) = nullptr;
+  CUresult (*tensorMapEncodeTiled)(void *, int, uint32_t, void *, const uint64_t *, const uint64_t *, const uint32_t *,
+                                   const uint32_t *, int, int, int, int) = nullptr;
 };
 
 // --- HIP ------------------------------------------------------------------------

@@ -33,6 +33,18 @@ public:
   virtual std::string launch(void *function, const int64_t grid[3], const int32_t block[3], int64_t sharedBytes,
                              void *stream, void **params) = 0;
   virtual void unload(uintptr_t key, void *module) = 0;
+  /// Encodes into `map` (128 bytes, 64-byte aligned: a CUtensorMap) the
+  /// tensor map of a row-major rows x cols tensor of `elemBytes`-byte
+  /// elements at `data` (rows `pitchBytes` apart), for boxes of boxRows x
+  /// boxCols elements with a swizzle span of swizzleBytes (0, 32, 64, 128).
+  /// Elements outside the tensor read as zero.
+  virtual std::string encodeTensorMap(void *map, const void *data, int64_t rows, int64_t cols, int64_t pitchBytes,
+                                      int elemBytes, int boxRows, int boxCols, int swizzleBytes) {
+    (void)map, (void)data, (void)rows, (void)cols, (void)pitchBytes, (void)elemBytes, (void)boxRows, (void)boxCols,
+        (void)swizzleBytes;
+    return std::string("tensor maps (kernels compiled for NVIDIA tensor copies) need the CUDA driver, not ") +
+           vendor();
+  }
 };
 
 /// The first driver that loads and has a device: CUDA, then HIP. Loaded

@@ -142,6 +142,31 @@ private:
 
 constexpr int64_t kInt32Max = 2147483647;
 
+/// A tensor argument's tensor_map: {"box": [rows, cols], "swizzle": bytes},
+/// within what cuTensorMapEncodeTiled accepts for a rank-2 tensor.
+void readTensorMap(Reader &r, const json &m, const std::string &path, ArgSpec &out) {
+  if (!m.is_object())
+    return r.fail(path, "expected an object");
+  const json *box = r.array(m, path, "box");
+  const int64_t swizzle = r.integer(m, path, "swizzle", 0, 128);
+  if (!r.ok())
+    return;
+  if (box->size() != 2 || !(*box)[0].is_number_integer() || !(*box)[1].is_number_integer() ||
+      (*box)[0].get<int64_t>() < 1 || (*box)[0].get<int64_t>() > 256 || (*box)[1].get<int64_t>() < 1 ||
+      (*box)[1].get<int64_t>() > 256)
+    return r.fail(path + ".box", "expected [rows, cols], each in [1, 256]");
+  const int64_t rowBytes = (*box)[1].get<int64_t>() * elementBytes(out.dtype);
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return r.fail(path + ".swizzle", "expected 0, 32, 64 or 128");
+  if (rowBytes % 16 != 0 || (swizzle != 0 && rowBytes > swizzle))
+    return r.fail(path + ".box", "a box row of " + std::to_string(rowBytes) +
+                                     " bytes: a multiple of 16, at most the swizzle span");
+  if (out.rank != 2)
+    return r.fail(path, "tensor maps are for rank-2 tensors");
+  out.tensorMap = {static_cast<int>((*box)[0].get<int64_t>()), static_cast<int>((*box)[1].get<int64_t>()),
+                   static_cast<int>(swizzle)};
+}
+
 void readArg(Reader &r, const json &a, const std::string &path, ArgSpec &out) {
   if (!a.is_object())
     return r.fail(path, "expected an object");
@@ -154,6 +179,8 @@ void readArg(Reader &r, const json &a, const std::string &path, ArgSpec &out) {
     out.dtype = r.string(a, path, "dtype");
     out.rank = static_cast<int>(r.integer(a, path, "rank", 1, 8));
     out.divisibility = r.integer(a, path, "divisibility", 1, kInt32Max);
+    if (r.ok() && a.contains("tensor_map"))
+      readTensorMap(r, a["tensor_map"], path + ".tensor_map", out);
   } else if (kind == "f32" || kind == "i32") {
     out.kind = kind == "f32" ? ArgSpec::F32 : ArgSpec::I32;
     out.dtype = kind;
@@ -259,6 +286,8 @@ json entryJson(const KernelEntry &k) {
       arg["dtype"] = a.dtype;
       arg["rank"] = a.rank;
       arg["divisibility"] = a.divisibility;
+      if (a.tensorMap.boxRows > 0)
+        arg["tensor_map"] = {{"box", {a.tensorMap.boxRows, a.tensorMap.boxCols}}, {"swizzle", a.tensorMap.swizzleBytes}};
     }
     args.push_back(std::move(arg));
   }
@@ -286,12 +315,20 @@ json entryJson(const KernelEntry &k) {
 
 std::string serializeEntry(const KernelEntry &k) { return entryJson(k).dump(2) + "\n"; }
 
+int requiredFormatVersion(const Manifest &m) {
+  for (const KernelEntry &k : m.kernels)
+    for (const ArgSpec &a : k.args)
+      if (a.tensorMap.boxRows > 0)
+        return 2;
+  return 1;
+}
+
 std::string serialize(const Manifest &m) {
   json kernels = json::array();
   for (const KernelEntry &k : m.kernels)
     kernels.push_back(entryJson(k));
   json doc = {{"format", kFormatName},
-              {"format_version", m.formatVersion},
+              {"format_version", requiredFormatVersion(m)},
               {"tilec_version", m.tilecVersion},
               {"kernels", std::move(kernels)}};
   return doc.dump(2) + "\n";

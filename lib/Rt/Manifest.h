@@ -12,8 +12,11 @@
 
 namespace tilec::bundle {
 
-/// Bumped when a reader of an older version would misread the manifest.
-inline constexpr int kFormatVersion = 1;
+/// The newest format this reader reads. Bumped when a reader of an older
+/// version would misread the manifest: version 2 adds tensor maps (a
+/// parameter an older reader would not pass). A manifest is written with the
+/// oldest version that describes it (requiredFormatVersion).
+inline constexpr int kFormatVersion = 2;
 inline constexpr const char *kFormatName = "tilec-bundle";
 inline constexpr const char *kManifestFile = "manifest.json";
 inline constexpr const char *kHeaderFile = "tilec_kernels.h";
@@ -26,6 +29,13 @@ struct ArgSpec {
   std::string dtype;          ///< tensors: bf16, f16, f32, i32, f8E4M3FNUZ, ...; scalars: f32 / i32
   int rank = 0;               ///< tensors: number of dimensions
   int64_t divisibility = 1;   ///< tensors: innermost extent multiple and alignment in elements (<= 16 bytes)
+  /// Rank-2 tensors the kernel reads with tensor copies (NVIDIA TMA): the
+  /// kernel takes a tensor map right after the tensor's extents, for boxes of
+  /// boxRows x boxCols elements in the swizzle of span swizzleBytes (32, 64,
+  /// 128; 0: none); the launch encodes it from the tensor. boxRows 0: none.
+  struct TensorMap {
+    int boxRows = 0, boxCols = 0, swizzleBytes = 0;
+  } tensorMap;
 };
 
 /// One grid axis, as tilec::GridDim: extent ceil(args[arg].shape[dim] / tile);
@@ -69,6 +79,9 @@ struct Manifest {
   void put(KernelEntry entry);
 };
 
+/// The oldest format version that describes `m`: 2 when an argument takes a
+/// tensor map, else 1.
+int requiredFormatVersion(const Manifest &m);
 /// "nvidia" for sm_*, "amd" for gfx*, "" for anything else.
 std::string vendorOf(const std::string &target);
 /// Dynamic shared memory a launch of a kernel with `ldsBytes` passes on `vendor`.

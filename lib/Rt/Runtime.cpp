@@ -64,11 +64,19 @@ uint64_t slotOf(const void *p, size_t bytes) {
   return slot;
 }
 
+/// A tensor map parameter: slot `slot` of the raw parameters, to be encoded
+/// from argument `arg` (ArgSpec::tensorMap) once a driver is at hand.
+struct TensorMapSlot {
+  size_t slot;
+  int arg;
+};
+
 /// Checks `args` against kernel entry `k`, computes the launch dimensions
 /// and expands the arguments into raw parameters (a tensor is its pointer
-/// followed by one int per extent).
+/// followed by one int per extent, and a placeholder for its tensor map
+/// where the kernel takes one, listed in `maps`).
 tilec_status prepare(const KernelEntry &k, const tilec_arg *args, int numArgs, tilec_launch_dims &dims,
-                     std::vector<uint64_t> &slots) {
+                     std::vector<uint64_t> &slots, std::vector<TensorMapSlot> &maps) {
   const std::string launch = "launch of " + k.name + " (" + k.target + ")";
   if (numArgs < 0 || (numArgs > 0 && !args))
     return fail(TILEC_ERROR_INVALID_ARGUMENT, launch + ": null argument array");
@@ -123,6 +131,10 @@ tilec_status prepare(const KernelEntry &k, const tilec_arg *args, int numArgs, t
     for (int d = 0; d < a.rank; ++d) {
       int32_t extent = static_cast<int32_t>(a.shape[d]);
       slots.push_back(slotOf(&extent, sizeof extent));
+    }
+    if (p.tensorMap.boxRows > 0) {
+      maps.push_back({slots.size(), i});
+      slots.push_back(0);
     }
   }
   for (int axis = 0; axis < 3; ++axis) {
@@ -278,7 +290,8 @@ tilec_status tilec_check_launch(const tilec_bundle *bundle, const char *name, co
   if (tilec_status s = findEntry(*bundle, name, {target}, "", k))
     return s;
   std::vector<uint64_t> slots;
-  return prepare(*k, args, num_args, *dims, slots);
+  std::vector<TensorMapSlot> maps;
+  return prepare(*k, args, num_args, *dims, slots, maps);
 }
 
 tilec_status tilec_launch(tilec_bundle *bundle, const char *name, const tilec_arg *args, int num_args,
@@ -294,7 +307,8 @@ tilec_status tilec_launch(tilec_bundle *bundle, const char *name, const tilec_ar
     return s;
   tilec_launch_dims dims;
   std::vector<uint64_t> slots;
-  if (tilec_status s = prepare(*k, args, num_args, dims, slots))
+  std::vector<TensorMapSlot> maps;
+  if (tilec_status s = prepare(*k, args, num_args, dims, slots, maps))
     return s;
   if (dims.grid[0] == 0 || dims.grid[1] == 0 || dims.grid[2] == 0)
     return TILEC_OK;
@@ -304,6 +318,25 @@ tilec_status tilec_launch(tilec_bundle *bundle, const char *name, const tilec_ar
   std::vector<void *> params;
   for (uint64_t &slot : slots)
     params.push_back(&slot);
+  // Tensor maps, encoded per launch (the driver reads them at the launch).
+  struct alignas(64) TensorMapBytes {
+    uint64_t opaque[16] = {};
+  };
+  std::vector<TensorMapBytes> encoded(maps.size());
+  for (size_t j = 0; j < maps.size(); ++j) {
+    const tilec_arg &a = args[maps[j].arg];
+    const ArgSpec &p = k->args[maps[j].arg];
+    params[maps[j].slot] = &encoded[j];
+    if (a.shape[0] == 0 || a.shape[1] == 0)
+      continue;  // an empty tensor: the kernel copies no box of it
+    const int64_t elemBytes = tilec::bundle::elementBytes(p.dtype);
+    if (std::string e = driver->encodeTensorMap(&encoded[j], a.data, a.shape[0], a.shape[1], a.shape[1] * elemBytes,
+                                                static_cast<int>(elemBytes), p.tensorMap.boxRows, p.tensorMap.boxCols,
+                                                p.tensorMap.swizzleBytes);
+        !e.empty())
+      return fail(TILEC_ERROR_DRIVER, "launch of " + k->name + " (" + k->target + "): tensor map of argument " +
+                                          std::to_string(maps[j].arg) + " ('" + p.name + "'): " + e);
+  }
   if (std::string e = driver->launch(fn, dims.grid, dims.block, dims.shared_bytes, stream, params.data()); !e.empty())
     return fail(TILEC_ERROR_DRIVER, "launch of " + k->name + " (" + k->target + "): " + e);
   return TILEC_OK;

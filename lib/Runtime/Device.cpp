@@ -91,14 +91,19 @@ std::string argumentWhere(const CompiledKernel &k, size_t i) {
 }
 
 /// Expands `args`, which passed checkLaunchArgs, into the HIP parameter list:
-/// a tensor becomes a pointer and one int per dimension.
-std::vector<RawParam> expand(const std::vector<LaunchArg> &args) {
+/// a tensor becomes a pointer and one int per dimension, then its tensor map
+/// where the kernel takes one: on the emulator (the only device here that
+/// runs kernels with tensor maps) the tensor's pointer (tilec_hw_emu.h).
+std::vector<RawParam> expand(const CompiledKernel &k, const std::vector<LaunchArg> &args) {
   std::vector<RawParam> raw;
-  for (const LaunchArg &a : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LaunchArg &a = args[i];
     if (a.kind == LaunchArg::Tensor) {
       raw.push_back({RawParam::Pointer, a.data});
       for (int64_t d : a.shape)
         raw.push_back({RawParam::Int, nullptr, static_cast<int32_t>(d)});
+      if (k.params[i].tensorMap.boxRows > 0)
+        raw.push_back({RawParam::Pointer, a.data});
     } else if (a.kind == LaunchArg::F32) {
       raw.push_back({RawParam::Float, nullptr, 0, static_cast<float>(a.value)});
     } else {
@@ -138,7 +143,7 @@ Error prepare(const CompiledKernel &k, const std::vector<LaunchArg> &args, std::
   if (!g)
     return Error{g.error()};
   grid = *g;
-  raw = expand(args);
+  raw = expand(k, args);
   return Error{};
 }
 

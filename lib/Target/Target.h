@@ -95,6 +95,10 @@ struct MatrixInstr {
   /// instruction's A operand (wgmma's `d, {a0, a1, a2, a3}, b-desc, ...`: 8,
   /// at operandMN / operandK); 0 where A is only read from shared memory.
   int aRegsPerLane = 0;
+  /// A warpgroup instruction that reads both operands K-major from shared
+  /// memory: wgmma with 8-bit operands has no transposed (MN-major) B and no
+  /// register form, so B must be given as N x K.
+  bool kMajorOperandsOnly = false;
 
   /// Elements of A (`b` false: element r of lane l is A[mn][k]) or B (`b`
   /// true: B[k][mn]) one lane holds per instruction.
@@ -196,6 +200,10 @@ struct TargetInfo {
   /// Largest global -> LDS copy that bypasses registers (NVIDIA cp.async: 16
   /// bytes); 0: none, tiles are staged through registers.
   int asyncCopyBytes = 0;
+  /// Tensor copies (NVIDIA TMA: cp.async.bulk.tensor from a tensor map,
+  /// completing on an mbarrier): async tile loads into a swizzled LDS layout
+  /// the copy can write are issued as one (docs/hardware.md, "Tensor copies").
+  bool hasTensorCopy = false;
   /// The f16/bf16 matrix instructions flush subnormal inputs and outputs to
   /// zero: CDNA2 (gfx90a). CDNA3 (gfx942) and gfx11's WMMA keep them.
   bool matrixFlushes16BitSubnormals = false;

@@ -249,7 +249,8 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
   /// blocks of 128 bytes and needs N a multiple of 64). An A in registers (an
   /// accumulator: attention's P) is read in wgmma's register form;
   /// checkRegisterOperands keeps that choice only where A's accumulator
-  /// layout is that form's. Grids split M first.
+  /// layout is that form's. 8-bit operands (kMajorOperandsOnly) need both
+  /// K-major in LDS: A there and B given as N x K. Grids split M first.
   std::optional<MatrixTiling> selectWarpgroupTiling(tile::GemmOp g, const TargetInfo &target, int waves) {
     auto a = cast<tile::TileType>(g.getA().getType());
     auto c = cast<tile::TileType>(g.getC().getType());
@@ -258,6 +259,8 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
       return std::nullopt;
     std::vector<const MatrixInstr *> instrs = target.warpgroupInstrsFor(*et);
     if (instrs.empty() || waves % instrs.front()->waves)
+      return std::nullopt;
+    if (instrs.front()->kMajorOperandsOnly && (a.isReg() || !g.getTransposeB()))
       return std::nullopt;
     const int64_t kRowBytes = a.cols() * elemTypeBytes(*et);
     const bool kMajorRows = kRowBytes == 32 || kRowBytes == 64 || kRowBytes % 128 == 0;
@@ -317,8 +320,8 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
         return g.emitOpError() << "cannot use a warpgroup matrix instruction (wgmma) on " << target.arch
                                << " for C " << m << "x" << n << " with K=" << k << " over " << waves
                                << " waves: it needs whole warpgroups of 4 waves each taking 64 rows x 64, 128 or "
-                                  "256 columns of C, 16-bit A and B, and K's tile (and B's N tile when B is K x N) "
-                                  "of 16, 32 or 64 elements";
+                                  "256 columns of C, 16-bit A and B (8-bit ones with B given as N x K), and K's "
+                                  "tile (and B's N tile when B is K x N) of 32, 64 or a multiple of 128 bytes";
     }
     if (std::optional<MatrixTiling> tiling = selectMatrixTiling(target, *et, m, n, k, waves)) {
       Builder bld(g.getContext());

@@ -66,7 +66,7 @@ class BundleTest(unittest.TestCase):
         return self.stub.tilec_stub_last_launch().decode()
 
     def test_kernels_and_target(self):
-        self.assertEqual(self.bundle.kernels, [GEMM, "scaled_rows"])
+        self.assertEqual(self.bundle.kernels, [GEMM, "scaled_rows", "tma_rows"])
         self.assertEqual(self.bundle.device_target(), "sm_90a")
         self.assertEqual([e["target"] for e in self.bundle.entries(GEMM)], ["sm_90a", "gfx942"])
 
@@ -90,6 +90,12 @@ class BundleTest(unittest.TestCase):
         # An int where the kernel takes f32 is that float.
         self.bundle.launch("scaled_rows", (0x40000, (n,), "f16"), 2, rows)
         self.assertIn("params=%d,%d,%d,%d" % (0x40000, n, f32_bits(2.0), rows), self.last_launch())
+
+    def test_tensor_map_follows_the_extents(self):
+        # The runtime encodes the tensor map (the stub's starts with the address).
+        self.bundle.launch("tma_rows", (0x50000, (300, 128), "bf16"))
+        self.assertEqual(self.last_launch(), record("tma_rows_sm_90a", (5, 1, 1), 128, 16448, 0,
+                                                    [0x50000, 300, 128, 0x50000]))
 
     def test_check_without_a_device(self):
         dims = self.bundle.check(GEMM, FakeTensor(0x10000, (256, 64), "bfloat16"),

@@ -72,11 +72,13 @@ TEST(Manifest, ElementBytes) {
   EXPECT_EQ(elementBytes("f8E4M3FNUZ"), 1);
 }
 
-/// `serialize` of the sample with `from` replaced by `to`, parsed.
-std::string parseEdited(const std::string &from, const std::string &to) {
+/// `serialize` of a manifest holding `entry` (by default the sample) with
+/// `from` replaced by `to`, parsed.
+std::string parseEdited(const std::string &from, const std::string &to,
+                        const KernelEntry &entry = sampleEntry("sm_90a")) {
   Manifest m;
   m.tilecVersion = "0.1.0";
-  m.put(sampleEntry("sm_90a"));
+  m.put(entry);
   std::string text = serialize(m);
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -87,8 +89,8 @@ std::string parseEdited(const std::string &from, const std::string &to) {
 }
 
 TEST(Manifest, MalformedManifestsNameTheField) {
-  EXPECT_EQ(parseEdited("\"format_version\": 1", "\"format_version\": 2"),
-            "manifest.format_version: version 2 is newer than this runtime reads (1)");
+  EXPECT_EQ(parseEdited("\"format_version\": 1", "\"format_version\": 3"),
+            "manifest.format_version: version 3 is newer than this runtime reads (2)");
   EXPECT_EQ(parseEdited("\"block_size\": 256", "\"block_size\": 4096"),
             "kernels[0].block_size: expected an integer in [1, 1024]");
   EXPECT_EQ(parseEdited("\"vendor\": \"nvidia\"", "\"vendor\": \"intel\""),
@@ -107,6 +109,49 @@ TEST(Manifest, MalformedManifestsNameTheField) {
                 sampleEntry("sm_90a").sha256.substr(0, 12) + ".cubin'");
   EXPECT_EQ(parseEdited("\"kernels\": [", "\"kernels\": 3, \"x\": ["), "manifest.kernels: expected an array");
   EXPECT_EQ(parseEdited("{", "["), "not valid JSON");
+}
+
+/// A kernel taking a tensor map for its rank-2 argument W (tensor copies).
+KernelEntry tensorMapEntry() {
+  KernelEntry k = sampleEntry("sm_90a");
+  k.name = "copy_rows";
+  k.args = {{ArgSpec::Tensor, "W", "bf16", 2, 8, {128, 64, 128}}};
+  k.grid = {{0, 0, 128}};
+  k.codeObject = codeObjectFileName(k);
+  return k;
+}
+
+std::string parseEditedTensorMap(const std::string &from, const std::string &to) {
+  return parseEdited(from, to, tensorMapEntry());
+}
+
+TEST(Manifest, TensorMapRoundTripAndLimits) {
+  Manifest m;
+  m.put(tensorMapEntry());
+  const std::string text = serialize(m);
+  EXPECT_NE(text.find("\"tensor_map\": {\n"), std::string::npos) << text;
+  // Older readers would not pass the map: the manifest says version 2.
+  EXPECT_NE(text.find("\"format_version\": 2"), std::string::npos);
+  Manifest back;
+  ASSERT_EQ(parse(text, back), "");
+  const ArgSpec &w = back.kernels.at(0).args.at(0);
+  EXPECT_EQ(w.tensorMap.boxRows, 128);
+  EXPECT_EQ(w.tensorMap.boxCols, 64);
+  EXPECT_EQ(w.tensorMap.swizzleBytes, 128);
+  EXPECT_EQ(serialize(back), text);
+  // A tensor without a tensor map has no tensor_map field.
+  Manifest plain;
+  plain.put(sampleEntry("sm_90a"));
+  EXPECT_EQ(serialize(plain).find("tensor_map"), std::string::npos);
+  EXPECT_NE(serialize(plain).find("\"format_version\": 1"), std::string::npos);
+
+  EXPECT_EQ(parseEditedTensorMap("\"swizzle\": 128", "\"swizzle\": 48"),
+            "kernels[0].args[0].tensor_map.swizzle: expected 0, 32, 64 or 128");
+  EXPECT_EQ(parseEditedTensorMap("\"swizzle\": 128", "\"swizzle\": 64"),
+            "kernels[0].args[0].tensor_map.box: a box row of 128 bytes: a multiple of 16, at most the swizzle span");
+  EXPECT_EQ(parseEditedTensorMap("\"box\": [\n", "\"box\": [\n 300, "),
+            "kernels[0].args[0].tensor_map.box: expected [rows, cols], each in [1, 256]");
+  EXPECT_EQ(parseEditedTensorMap("\"rank\": 2", "\"rank\": 1"), "kernels[0].args[0].tensor_map: tensor maps are for rank-2 tensors");
 }
 
 } // namespace

@@ -29,8 +29,10 @@ struct Stub {
       lib = dlopen("libcuda.so.1", RTLD_NOW);
     lastLaunch = reinterpret_cast<const char *(*)()>(dlsym(lib, "tilec_stub_last_launch"));
     calls = reinterpret_cast<int (*)(const char *)>(dlsym(lib, "tilec_stub_calls"));
+    lastTensorMap = reinterpret_cast<const char *(*)()>(dlsym(lib, "tilec_stub_last_tensor_map"));
   }
   const char *(*lastLaunch)() = nullptr;
+  const char *(*lastTensorMap)() = nullptr;
   int (*calls)(const char *) = nullptr;
 };
 
@@ -65,7 +67,7 @@ protected:
 };
 
 TEST_F(Runtime, ListsTheDistinctKernelNames) {
-  EXPECT_EQ(bundle.kernels(), (std::vector<std::string>{kGemm, "scaled_rows"}));
+  EXPECT_EQ(bundle.kernels(), (std::vector<std::string>{kGemm, "scaled_rows", "tma_rows"}));
 }
 
 TEST_F(Runtime, PicksSm90aOnComputeCapability90) {
@@ -88,6 +90,39 @@ TEST_F(Runtime, GemmLaunchPassesPointerThenExtentsPerTensor) {
             record(kGemm + "_sm_90a", grid, 128, 32768, stream,
                    {address(a), uint64_t(M), uint64_t(K), address(b), uint64_t(K), uint64_t(N), address(c),
                     uint64_t(M), uint64_t(N)}));
+}
+
+TEST_F(Runtime, TensorMapIsEncodedPerLaunchFromTheTensorAndTheManifest) {
+  const int encodesBefore = stub().calls("cuTensorMapEncodeTiled");
+  const int64_t rows = 300, cols = 128;
+  void *x = fakePointer(0x50000);
+  tilec::rt::Status s = bundle.launch("tma_rows", {Arg::tensor(x, "bf16", {rows, cols})});
+  ASSERT_TRUE(s) << s.message;
+  EXPECT_EQ(stub().calls("cuTensorMapEncodeTiled"), encodesBefore + 1);
+  // cuda.h: UINT16 (bf16 moved as bytes), innermost dimension first, the row
+  // pitch in bytes, the manifest's box [64, 64] as (cols, rows), SWIZZLE_128B,
+  // L2 promotion 128 B, zeros outside.
+  char expected[256];
+  std::snprintf(expected, sizeof expected,
+                "type=1 rank=2 address=%p dims=128,300 strides=256 box=64,64 element_strides=1,1 interleave=0 "
+                "swizzle=3 l2=2 oob=0",
+                x);
+  EXPECT_EQ(std::string(stub().lastTensorMap()), expected);
+  // The map follows the extents; the stub's map starts with the address.
+  const int64_t grid[3] = {(rows + 63) / 64, 1, 1};
+  EXPECT_EQ(stub().lastLaunch(), record("tma_rows_sm_90a", grid, 128, 16448, nullptr,
+                                        {address(x), uint64_t(rows), uint64_t(cols), address(x)}));
+}
+
+TEST_F(Runtime, EmptyTensorGetsNoTensorMap) {
+  const int encodesBefore = stub().calls("cuTensorMapEncodeTiled");
+  void *x = fakePointer(0x50000);
+  // 0 columns: the grid is not empty, but no box of the tensor is ever copied.
+  tilec::rt::Status s = bundle.launch("tma_rows", {Arg::tensor(x, "bf16", {64, 0})});
+  ASSERT_TRUE(s) << s.message;
+  EXPECT_EQ(stub().calls("cuTensorMapEncodeTiled"), encodesBefore);
+  const int64_t grid[3] = {1, 1, 1};
+  EXPECT_EQ(stub().lastLaunch(), record("tma_rows_sm_90a", grid, 128, 16448, nullptr, {address(x), 64, 0, 0}));
 }
 
 TEST_F(Runtime, ScalarsAndAScalarSizedGridAndLargeSharedMemory) {

@@ -4,9 +4,10 @@
  * is set, recording what they are asked.
  *
  * A "code object" is text: "tilec-stub-cubin ENTRY SIZE,SIZE,...", the
- * kernel's symbol and the byte size of each kernel parameter, so that a
- * launch can copy its parameters. Tests read the record through
- * tilec_stub_last_launch() and tilec_stub_calls() (dlsym on this library). */
+ * kernel's symbol and the byte size of each kernel parameter (4, 8, or 128:
+ * a tensor map), so that a launch can copy its parameters. Tests read the
+ * record through tilec_stub_last_launch(), tilec_stub_last_tensor_map() and
+ * tilec_stub_calls() (dlsym on this library). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,9 +39,10 @@ static __thread void *current;
 static __thread void *pushed[16];
 static __thread int numPushed;
 static char lastLaunch[8192];
+static char lastTensorMap[1024];
 
 #define CALLS(X) X(cuInit) X(cuModuleLoadData) X(cuModuleUnload) X(cuFuncSetAttribute) X(cuLaunchKernel) \
-                 X(cuDevicePrimaryCtxRetain)
+                 X(cuDevicePrimaryCtxRetain) X(cuTensorMapEncodeTiled)
 #define COUNTER(name) static int calls_##name;
 CALLS(COUNTER)
 #define COUNT(name)                                                                                                    \
@@ -58,7 +60,7 @@ int tilec_stub_calls(const char *function) {
 
 /* "entry=E grid=X,Y,Z block=X,Y,Z shared=S stream=P params=V,V,..." of the
  * last launch; each V is the parameter's bytes as an unsigned
- * little-endian integer in decimal. */
+ * little-endian integer in decimal (a tensor map: its first 8 bytes). */
 const char *tilec_stub_last_launch(void) { return lastLaunch; }
 
 int cuInit(unsigned flags) {
@@ -153,7 +155,7 @@ int cuModuleLoadData(void **module, const void *image) {
   while (*text == ' ' || *text == ',') {
     char *end;
     long bytes = strtol(text + 1, &end, 10);
-    if (end == text + 1 || (bytes != 4 && bytes != 8) || m->numParams == kMaxParams) {
+    if (end == text + 1 || (bytes != 4 && bytes != 8 && bytes != 128) || m->numParams == kMaxParams) {
       free(m);
       return CUDA_ERROR_INVALID_IMAGE;
     }
@@ -202,11 +204,38 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsign
                    m->entry, gx, gy, gz, bx, by, bz, sharedBytes, stream);
   for (int i = 0; i < m->numParams && n < (int)sizeof record; ++i) {
     uint64_t value = 0;
-    memcpy(&value, params[i], (size_t)m->paramBytes[i]);
+    memcpy(&value, params[i], m->paramBytes[i] < 8 ? (size_t)m->paramBytes[i] : 8);
     n += snprintf(record + n, sizeof record - n, "%s%llu", i ? "," : "", (unsigned long long)value);
   }
   pthread_mutex_lock(&mutex);
   memcpy(lastLaunch, record, sizeof record);
+  pthread_mutex_unlock(&mutex);
+  return CUDA_SUCCESS;
+}
+
+/* "type=T rank=R address=A dims=D0,D1 strides=S box=B0,B1 element_strides=E0,E1
+ * interleave=I swizzle=W l2=L oob=O" of the last cuTensorMapEncodeTiled
+ * (rank 2); the map's first 8 bytes are set to the address, the rest to 0. */
+const char *tilec_stub_last_tensor_map(void) { return lastTensorMap; }
+
+int cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *address, const uint64_t *dims,
+                           const uint64_t *strides, const unsigned *box, const unsigned *elementStrides, int interleave,
+                           int swizzle, int l2, int oob) {
+  COUNT(cuTensorMapEncodeTiled);
+  if (rank != 2 || ((uintptr_t)map & 63) != 0 || ((uintptr_t)address & 15) != 0 || strides[0] % 16 != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  char record[sizeof lastTensorMap];
+  snprintf(record, sizeof record,
+           "type=%d rank=%u address=%p dims=%llu,%llu strides=%llu box=%u,%u element_strides=%u,%u interleave=%d "
+           "swizzle=%d l2=%d oob=%d",
+           type, rank, address, (unsigned long long)dims[0], (unsigned long long)dims[1],
+           (unsigned long long)strides[0], box[0], box[1], elementStrides[0], elementStrides[1], interleave, swizzle,
+           l2, oob);
+  memset(map, 0, 128);
+  uint64_t a = (uintptr_t)address;
+  memcpy(map, &a, sizeof a);
+  pthread_mutex_lock(&mutex);
+  memcpy(lastTensorMap, record, sizeof record);
   pthread_mutex_unlock(&mutex);
   return CUDA_SUCCESS;
 }

@@ -40,6 +40,7 @@ bundle::KernelEntry manifestEntry(const BundledKernel &k) {
     a.dtype = a.kind == bundle::ArgSpec::Tensor ? p.elemType : a.kind == bundle::ArgSpec::F32 ? "f32" : "i32";
     a.rank = a.kind == bundle::ArgSpec::Tensor ? p.rank : 0;
     a.divisibility = p.divisibility;
+    a.tensorMap = {p.tensorMap.boxRows, p.tensorMap.boxCols, p.tensorMap.swizzleBytes};
     e.args.push_back(a);
   }
   for (const GridDim &g : c.grid)
@@ -164,7 +165,6 @@ std::string exportBundle(const std::string &dir, const std::vector<BundledKernel
   const bool hadHeader = readFile(headerPath, oldHeader);
 
   bundle::Manifest m = old;
-  m.formatVersion = bundle::kFormatVersion;
   m.tilecVersion = TILEC_VERSION;
   std::set<std::string> oldFiles, written;
   for (const bundle::KernelEntry &k : old.kernels)

@@ -298,9 +298,31 @@ template <class In, int N_> struct Wgmma64xNx16 {
   static constexpr hw::wgmma_type type = __is_same(In, f16) ? hw::wgmma_type::f16 : hw::wgmma_type::bf16;
   TL_INLINE static int d_row(int l, int r) { return 16 * (l / 32) + l % 32 / 4 + 8 * (r / 2 % 2); }
   TL_INLINE static int d_col(int l, int r) { return 8 * (r / 4) + 2 * (l % 4) + r % 2; }
+  /// One instruction from descriptors: d = A * B + (scaleD ? d : 0).
+  template <bool BMnMajor> TL_INLINE static void issue(acc_t &d, unsigned long long a, unsigned long long b, int scaleD) {
+    hw::wgmma_m64k16<type, N, BMnMajor>(d, a, b, scaleD);
+  }
 };
 template <class In, int N> inline constexpr bool is_warpgroup_atom<Wgmma64xNx16<In, N>> = true;
 template <class In, int N> inline constexpr int row_slots<Wgmma64xNx16<In, N>> = 4;
+
+/// wgmma.mma_async m64nNk32.f32.{e4m3,e5m2} (OCP fp8): the accumulator
+/// layout of Wgmma64xNx16; A and B both K-major in LDS (8-bit wgmma has no
+/// transposed B and no register form).
+template <class In, int N_> struct Wgmma64xNx32 {
+  static constexpr int M = 64, N = N_, K = 32, Lanes = 128, KPerLane = 0, AccPerLane = N_ / 2;
+  using acc_t = hw::wgmma_frag<N_ / 2>;
+  static_assert(__is_same(In, fp8e4m3) || __is_same(In, fp8e5m2), "wgmma k32: e4m3 or e5m2 operands");
+  static constexpr hw::wgmma_type type = __is_same(In, fp8e4m3) ? hw::wgmma_type::e4m3 : hw::wgmma_type::e5m2;
+  TL_INLINE static int d_row(int l, int r) { return Wgmma64xNx16<bf16, N_>::d_row(l, r); }
+  TL_INLINE static int d_col(int l, int r) { return Wgmma64xNx16<bf16, N_>::d_col(l, r); }
+  template <bool BMnMajor> TL_INLINE static void issue(acc_t &d, unsigned long long a, unsigned long long b, int scaleD) {
+    static_assert(!BMnMajor, "wgmma k32: B is K-major (given as N x K)");
+    hw::wgmma_m64k32<type, N>(d, a, b, scaleD);
+  }
+};
+template <class In, int N> inline constexpr bool is_warpgroup_atom<Wgmma64xNx32<In, N>> = true;
+template <class In, int N> inline constexpr int row_slots<Wgmma64xNx32<In, N>> = 4;
 
 /// Opens a group of wgmma on C: the proxy fence makes the LDS tiles' writes
 /// (made visible to this thread by the barrier before) visible to wgmma's
@@ -332,7 +354,7 @@ TL_INLINE void wgmma_issue(A &c, const LA &a, const LB &b) {
   static_assert(WA::k_major, "wgmma: A's LDS layout is not a canonical K-major swizzled layout (tilec-allocate-lds)");
   static_assert(TransposeB ? WB::k_major : WB::mn_major,
                 "wgmma: B's LDS layout is not a canonical swizzled layout (tilec-allocate-lds)");
-  static_assert(LA::cols % Atom::K == 0, "wgmma: K is a multiple of 16");
+  static_assert(LA::cols % Atom::K == 0, "wgmma: K is a multiple of the instruction's k");
   wgmma_begin(c);
   TL_UNROLL
   for (int k0 = 0; k0 < LA::cols; k0 += Atom::K)
@@ -343,7 +365,7 @@ TL_INLINE void wgmma_issue(A &c, const LA &a, const LB &b) {
         const int m0 = A::wave_m() * A::WTM + i * Atom::M, n0 = A::wave_n() * A::WTN + j * Atom::N;
         const unsigned long long da = WA::k_major_desc(a, m0, k0);
         const unsigned long long db = TransposeB ? WB::k_major_desc(b, n0, k0) : WB::mn_major_desc(b, k0, n0);
-        hw::wgmma_m64k16<Atom::type, Atom::N, !TransposeB>(c.v[i][j], da, db, Overwrite && k0 == 0 ? 0 : 1);
+        Atom::template issue<!TransposeB>(c.v[i][j], da, db, Overwrite && k0 == 0 ? 0 : 1);
       }
   hw::wgmma_commit();
 }

@@ -207,6 +207,11 @@ template <class T, unsigned Flags> struct Global {
               end = (origin + (r0 + R - 1) * pitch + c0 + C) * (int)sizeof(T);
     return (r0 >= 0) & (c0 >= 0) & (r0 + R <= rows) & (c0 + C <= cols) & (first >= 16) & (end <= limit - 16);
   }
+  /// Whether the R x C window at (r0, c0) lies inside the tensor (or the
+  /// window this view is): a tensor copy of it reads nothing outside.
+  template <int R, int C> TL_INLINE bool contains(int r0, int c0) const {
+    return (r0 >= 0) & (c0 >= 0) & (r0 + R <= rows) & (c0 + C <= cols);
+  }
   TL_INLINE T load(int r, int c) const { return __builtin_bit_cast(T, load_raw<1>(r, c)); }
   TL_INLINE void store(int r, int c, T v) const { store_at(store_offset(r, c), v); }
   /// Stores v at byte offset `off` (past num_records: dropped).

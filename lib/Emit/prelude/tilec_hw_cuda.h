@@ -248,6 +248,102 @@ TL_INLINE unsigned smem_address(const void *p) {
 /// Makes this thread's earlier shared-memory writes (generic proxy: st.shared,
 /// cp.async) visible to later reads through the async proxy (wgmma operands).
 TL_INLINE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// --- tensor copies (TMA) completing on mbarriers (docs/hardware.md, "Tensor
+// copies") ---------------------------------------------------------------------
+/// A tensor map (the driver's CUtensorMap): 128 opaque bytes that the runtime
+/// encodes per launch with cuTensorMapEncodeTiled from the tensor's address
+/// and extents and the box and swizzle the kernel's manifest entry names
+/// (tensor_map). A kernel parameter, read in place by the tensor copies.
+struct alignas(64) tma_map {
+  unsigned long long opaque[16];
+};
+#define TL_TMA_MAP const tl::hw::tma_map
+/// The generic address of tensor-map parameter `param`, whose PTX symbol is
+/// `sym` (<kernel>_param_<index>). Not &param: clang 19 does not know
+/// __grid_constant__ and copies a by-value parameter whose address is taken
+/// into local memory; the copies must read the parameter in place.
+#define TL_TMA_REF(param, sym)                                                                                         \
+  (__extension__({                                                                                                     \
+    const tl::hw::tma_map *tl_map_;                                                                                    \
+    asm("{ .reg .u64 t; mov.u64 t, " #sym "; cvta.param.u64 %0, t; }" : "=l"(tl_map_));                               \
+    tl_map_;                                                                                                           \
+  }))
+/// mbarrier operations on a 64-bit barrier in shared memory.
+TL_INLINE void mbar_init(unsigned long long *bar, int arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(arrivals) : "memory");
+}
+/// Makes initialised mbarriers visible to the other threads and to the
+/// async proxy (the tensor copies that complete on them).
+TL_INLINE void mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  fence_proxy_async();
+}
+/// Raises the bytes the barrier's current phase waits for.
+TL_INLINE void mbar_expect_bytes(unsigned long long *bar, int bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+TL_INLINE void mbar_arrive(unsigned long long *bar) {
+  asm volatile("{ .reg .b64 s; mbarrier.arrive.shared::cta.b64 s, [%0]; }" ::"r"(smem_address(bar)) : "memory");
+}
+/// Waits until the phase of parity `parity` has completed.
+TL_INLINE void mbar_wait(unsigned long long *bar, int parity) {
+  unsigned done;
+  do
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done)
+                 : "r"(smem_address(bar)), "r"(parity)
+                 : "memory");
+  while (!done);
+}
+/// Copies the box of `map` at element (row, col) (col innermost) into shared
+/// memory at dst, in the map's swizzle; elements outside the tensor read 0.
+/// Completes on `bar`: the box's bytes count against its expected bytes.
+TL_INLINE void tma_load_2d(void *dst, const tma_map *map, int row, int col, unsigned long long *bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+               ::"r"(smem_address(dst)), "l"(map), "r"(col), "r"(row), "r"(smem_address(bar))
+               : "memory");
+}
+
+/// The kernel's asynchronous copy groups (load_tile_async and the like close
+/// one each) when some of them are tensor copies: group g completes on
+/// mbarrier g % K, in its (g / K)-th phase. Thread 0 issues the tensor
+/// copies and arrives once per group; every thread waits. A slot is reused K
+/// groups later: each LDS buffer holds at most one group in flight, and K is
+/// at least the kernel's number of copied LDS buffers, so every thread has
+/// waited for group g before group g + K is issued.
+template <int K> struct copy_groups {
+  static_assert(K > 0 && (K & (K - 1)) == 0, "copy_groups: a power of two of barriers");
+  unsigned long long *bars;
+  int issued = 0, waited = 0;
+  TL_INLINE explicit copy_groups(unsigned long long *b) : bars(b) {
+    if (thread_id() == 0) {
+      TL_UNROLL
+      for (int k = 0; k < K; ++k)
+        mbar_init(bars + k, 1);
+      mbar_init_fence();
+    }
+    barrier();
+  }
+  /// The barrier of the group being filled.
+  TL_INLINE unsigned long long *open() const { return bars + (issued & (K - 1)); }
+  /// Closes the open group (after the cp.async group of the same copies).
+  TL_INLINE void close() {
+    if (thread_id() == 0)
+      mbar_arrive(open());
+    ++issued;
+  }
+  /// Waits until at most N groups are in flight.
+  template <int N> TL_INLINE void wait() {
+    async_wait<N>();
+    for (; waited < issued - N; ++waited)
+      mbar_wait(bars + (waited & (K - 1)), (waited / K) & 1);
+  }
+};
+/// The kernel's copy groups, their K barriers at byte `offset` of its LDS.
+#define TL_COPY_GROUPS(name, k, offset) tl::hw::copy_groups<k> name((unsigned long long *)(tl_lds + (offset)))
+#define TL_HW_HAS_TENSOR_COPY 1
+
 TL_INLINE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 TL_INLINE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> TL_INLINE void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
@@ -319,8 +415,8 @@ template <int E> TL_INLINE void wgmma_fence_operand(wgmma_frag<E> &d) {
                : [a] "l"(a), [b] "l"(b), [scale] "r"(scaleD), [tb] "n"(BMnMajor ? 1 : 0)                        \
                : "memory")
 
-/// Operand element types of wgmma_m64k16.
-enum class wgmma_type { bf16, f16 };
+/// Operand element types of wgmma_m64k16 (bf16, f16) and wgmma_m64k32 (e4m3, e5m2).
+enum class wgmma_type { bf16, f16, e4m3, e5m2 };
 /// The instruction for N (64, 128, 256) and T, written by ASM(N, N / 2, type).
 #define TL_WGMMA_DISPATCH(ASM)                         \
   if constexpr (N == 64 && T == wgmma_type::bf16)      \
@@ -366,6 +462,34 @@ TL_INLINE void wgmma_m64k16_rs(wgmma_frag<N / 2> &d, const unsigned (&a)[4], uns
 }
 #undef TL_WGMMA_RS_ASM
 #undef TL_WGMMA_DISPATCH
+
+/// wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2} (N = 64, 128, 256):
+/// d = A * B + (scaleD ? d : 0), A and B K-major (8-bit operands take no
+/// transpose operands).
+#define TL_WGMMA_K32_ASM(N, E, TYPE)                                                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %[scale], 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k32.f32." TYPE \
+               "." TYPE " " TL_WGMMA_REGS_##E ", %[a], %[b], p, 1, 1;\n}"                                    \
+               : TL_WGMMA_OUTS_##E(d)                                                                         \
+               : [a] "l"(a), [b] "l"(b), [scale] "r"(scaleD)                                                  \
+               : "memory")
+template <wgmma_type T, int N>
+TL_INLINE void wgmma_m64k32(wgmma_frag<N / 2> &d, unsigned long long a, unsigned long long b, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k32: N is 64, 128 or 256");
+  static_assert(T == wgmma_type::e4m3 || T == wgmma_type::e5m2, "wgmma_m64k32: e4m3 or e5m2 operands");
+  if constexpr (N == 64 && T == wgmma_type::e4m3)
+    TL_WGMMA_K32_ASM(64, 32, "e4m3");
+  else if constexpr (N == 64)
+    TL_WGMMA_K32_ASM(64, 32, "e5m2");
+  else if constexpr (N == 128 && T == wgmma_type::e4m3)
+    TL_WGMMA_K32_ASM(128, 64, "e4m3");
+  else if constexpr (N == 128)
+    TL_WGMMA_K32_ASM(128, 64, "e5m2");
+  else if constexpr (T == wgmma_type::e4m3)
+    TL_WGMMA_K32_ASM(256, 128, "e4m3");
+  else
+    TL_WGMMA_K32_ASM(256, 128, "e5m2");
+}
+#undef TL_WGMMA_K32_ASM
 
 
 } // namespace hw

@@ -71,7 +71,8 @@ struct tl_emu_abi {
   // its own accumulator elements from the LDS bytes the descriptors locate.
   /// The shared-window address of p (its offset in the LDS).
   unsigned (*lds_address)(const void *p);
-  /// wgmma.mma_async m64nNk16, f32 += `type` (0 bf16, 1 f16): queues d = A * B
+  /// wgmma.mma_async m64nNk16, f32 += `type` (0 bf16, 1 f16), or m64nNk32
+  /// (2 e4m3, 3 e5m2; both operands K-major): queues d = A * B
   /// + (scaleD ? d : 0) for this lane's n / 2 elements of d; d is written
   /// when wgmma_wait retires the instruction's group.
   void (*wgmma)(int type, int n, int transB, unsigned long long descA, unsigned long long descB, float *d,
@@ -199,6 +200,19 @@ template <int Bytes> TL_INLINE void copy_async(void *dst, rsrc_t r, int off) {
 TL_INLINE void async_commit() { emu->async_commit(); }
 template <int N> TL_INLINE void async_wait() { emu->async_wait(N); }
 #define TL_HW_HAS_ASYNC_COPY 1
+
+// --- tensor copies (tilec_hw_cuda.h's TMA): the emulator performs a tensor
+// copy as the cooperative asynchronous copies it replaces (load_tile_tma
+// without TL_HW_HAS_TENSOR_COPY), into the same LDS layout (Lds::index), in
+// the same groups. A tensor map is then the tensor's pointer, unused ---------------
+using tma_map = const void *;
+#define TL_TMA_MAP tl::hw::tma_map
+#define TL_TMA_REF(param, sym) (param)
+template <int K> struct copy_groups {
+  TL_INLINE void close() {}
+  template <int N> TL_INLINE void wait() { async_wait<N>(); }
+};
+#define TL_COPY_GROUPS(name, k, offset) tl::hw::copy_groups<k> name
 
 // --- LDS (recorded for the race checker and the bank-conflict counter) ------------
 template <class T> TL_INLINE T lds_read(const T *p) {
@@ -366,11 +380,18 @@ TL_INLINE void wgmma_fence() { emu->wgmma_fence(); }
 TL_INLINE void wgmma_commit() { emu->wgmma_commit(); }
 template <int N> TL_INLINE void wgmma_wait() { emu->wgmma_wait(N); }
 template <int E> TL_INLINE void wgmma_fence_operand(wgmma_frag<E> &) {}
-enum class wgmma_type { bf16, f16 };
+/// The operand types, as the emulator's wgmma takes them (0 bf16, 1 f16, 2 e4m3, 3 e5m2).
+enum class wgmma_type { bf16, f16, e4m3, e5m2 };
 template <wgmma_type T, int N, bool BMnMajor>
 TL_INLINE void wgmma_m64k16(wgmma_frag<N / 2> &d, unsigned long long a, unsigned long long b, int scaleD) {
   static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16: N is 64, 128 or 256");
-  emu->wgmma(T == wgmma_type::f16, N, BMnMajor, a, b, d.v, scaleD);
+  emu->wgmma((int)T, N, BMnMajor, a, b, d.v, scaleD);
+}
+template <wgmma_type T, int N>
+TL_INLINE void wgmma_m64k32(wgmma_frag<N / 2> &d, unsigned long long a, unsigned long long b, int scaleD) {
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k32: N is 64, 128 or 256");
+  static_assert(T == wgmma_type::e4m3 || T == wgmma_type::e5m2, "wgmma_m64k32: e4m3 or e5m2 operands");
+  emu->wgmma((int)T, N, 0, a, b, d.v, scaleD);
 }
 /// The register form: each lane gathers its quad's A registers (the rows it
 /// multiplies) through lane shuffles, then issues as above.
@@ -382,7 +403,7 @@ TL_INLINE void wgmma_m64k16_rs(wgmma_frag<N / 2> &d, const unsigned (&a)[4], uns
   for (int t = 0; t < 4; ++t)
     for (int i = 0; i < 4; ++i)
       regs[4 * t + i] = (unsigned)ds_bpermute((quad + t) * 4, (int)a[i]);
-  emu->wgmma_rs(T == wgmma_type::f16, N, BMnMajor, regs, b, d.v, scaleD);
+  emu->wgmma_rs((int)T, N, BMnMajor, regs, b, d.v, scaleD);
 }
 
 } // namespace hw

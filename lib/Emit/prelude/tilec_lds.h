@@ -362,6 +362,49 @@ TL_INLINE void gather_tile(const L &t, const G &g, const I &ids, int i0, int c0)
   }
 }
 
+/// load_tile_async in a kernel whose copy groups complete on mbarriers
+/// (TL_COPY_GROUPS, a kernel with tensor copies): the same copies, then the
+/// group closed on its barrier too.
+template <int Threads, int Vec = 1, bool Realign = false, class G, class L, class Groups>
+TL_INLINE void load_tile_async(const L &t, const G &g, int r0, int c0, Groups &groups) {
+  load_tile_async<Threads, Vec, Realign>(t, g, r0, c0);
+  groups.close();
+}
+/// load_tile_async as tensor copies (TMA): thread 0 copies the tile in boxes
+/// of L::rows x BoxCols (one per column block), each straight into the
+/// swizzled layout, which the tensor map at `map` (TL_TMA_REF) of g's tensor
+/// describes. A
+/// window that does not lie wholly inside g (an edge tile, or a window whose
+/// clipping the tensor map cannot see) takes the cooperative copies instead,
+/// in the same group. Emulator: always the cooperative copies.
+template <int Threads, int Vec, int BoxCols, class G, class L, class Map, class Groups>
+TL_INLINE void load_tile_tma(const L &t, const G &g, Map map, int r0, int c0, Groups &groups) {
+#ifdef TL_HW_HAS_TENSOR_COPY
+  static_assert(L::cols % BoxCols == 0 && (L::col_block == 0 ? BoxCols == L::cols : BoxCols == L::col_block) &&
+                    BoxCols == L::row_stride,
+                "load_tile_tma: boxes are the tile's column blocks, rows unpadded");
+  constexpr int boxBytes = L::rows * BoxCols * (int)sizeof(typename L::elem);
+  if (g.template contains<L::rows, L::cols>(r0, c0)) {
+    if (thread_id() == 0) {
+      const int row = g.origin / g.pitch + r0, col = g.origin % g.pitch + c0;
+      TL_UNROLL
+      for (int b = 0; b < L::cols / BoxCols; ++b) {
+        hw::mbar_expect_bytes(groups.open(), boxBytes);
+        hw::tma_load_2d(t.base + b * L::rows * L::row_stride, map, row, col + b * BoxCols, groups.open());
+      }
+    }
+    hw::async_commit();  // an empty cp.async group: the two group counts stay equal
+    groups.close();
+    return;
+  }
+#else
+  (void)map;
+#endif
+  load_tile_async<Threads, Vec>(t, g, r0, c0, groups);
+}
+/// Waits until at most N of the kernel's copy groups are in flight.
+template <int N, class Groups> TL_INLINE void async_wait(Groups &groups) { groups.template wait<N>(); }
+
 /// gather_tile as asynchronous copies, as load_tile_async is load_tile: one
 /// copy group; runs of under 4 bytes (and targets without asynchronous
 /// copies) gather synchronously, still followed by an (empty) group.
@@ -396,6 +439,13 @@ TL_INLINE void gather_tile_async(const L &t, const G &g, const I &ids, int i0, i
 template <int Threads, class L, class T> TL_INLINE void fill_lds(const L &t, T v) {
   for (int i = thread_id(); i < L::rows * L::cols; i += Threads)
     t.store(i / L::cols, i % L::cols, v);
+}
+
+/// gather_tile_async in a kernel whose copy groups complete on mbarriers.
+template <int Threads, int Vec = 1, class G, class I, class L, class Groups>
+TL_INLINE void gather_tile_async(const L &t, const G &g, const I &ids, int i0, int c0, Groups &groups) {
+  gather_tile_async<Threads, Vec>(t, g, ids, i0, c0);
+  groups.close();
 }
 
 } // namespace tl

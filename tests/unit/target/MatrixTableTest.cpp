@@ -92,9 +92,11 @@ TEST(MatrixTable, RowsAreConsistentWithTheirTargetAndFamily) {
 }
 
 // sm_90a multiplies the OCP fp8 formats with mma.sync m16n8k32 (PTX ISA,
-// .e4m3/.e5m2 with f32 accumulation) and nothing else: no row takes gfx942's
-// fnuz formats. Each row's hardware function is defined by the CUDA hardware
-// layer (the PTX instruction of the row's name) and by the emulator's.
+// .e4m3/.e5m2 with f32 accumulation) at warp level and with wgmma m64nNk32
+// (N = 256, 128, 64) at warpgroup level, both operands K-major: no row takes
+// gfx942's fnuz formats. Each row's hardware function is defined by the CUDA
+// hardware layer (the PTX instruction of the row's name) and by the
+// emulator's.
 TEST(MatrixTable, Sm90aMultipliesOcpFp8WithMmaM16n8k32) {
   const TargetInfo &t = *lookupTarget("sm_90a");
   for (ElemType type : {ElemType::FP8E4M3FN, ElemType::FP8E5M2}) {
@@ -112,8 +114,21 @@ TEST(MatrixTable, Sm90aMultipliesOcpFp8WithMmaM16n8k32) {
     EXPECT_EQ(mi.bPerLane, 8);   // two
     EXPECT_EQ(mi.kRun, 4);       // a register's four bytes are consecutive in k
     EXPECT_EQ(mi.accType, ElemType::F32);
-    EXPECT_TRUE(t.warpgroupInstrsFor(type).empty());
+    const std::vector<const MatrixInstr *> wg = t.warpgroupInstrsFor(type);
+    ASSERT_EQ(wg.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+      const int n = 256 >> i;  // larger N first
+      EXPECT_EQ(wg[i]->name, "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k32.f32." + ptxType + "." + ptxType);
+      EXPECT_EQ(wg[i]->n, n);
+      EXPECT_EQ(wg[i]->k, 32);
+      EXPECT_EQ(wg[i]->accPerLane, n / 2);
+      EXPECT_TRUE(wg[i]->kMajorOperandsOnly);
+      EXPECT_EQ(wg[i]->aRegsPerLane, 0);  // no register form
+    }
     const std::string cuda = cudaPreludeText(), emu = emulatorPreludeText();
+    EXPECT_NE(cuda.find("wgmma.mma_async.sync.aligned.m64n\" #N \"k32.f32.\" TYPE"), std::string::npos);
+    EXPECT_NE(cuda.find("TL_WGMMA_K32_ASM(256, 128, \"" + ptxType + "\")"), std::string::npos);
+    EXPECT_NE(emu.find("TL_INLINE void wgmma_m64k32("), std::string::npos);
     EXPECT_NE(cuda.find("TL_INLINE float4_t " + mi.builtin + "(uint4_t a, uint2_t b, float4_t c)"), std::string::npos);
     EXPECT_NE(cuda.find("asm(\"" + mi.name + " "), std::string::npos);
     EXPECT_NE(emu.find("TL_INLINE float4_t " + mi.builtin + "(uint4_t a, uint2_t b, float4_t c)"), std::string::npos);
