@@ -373,10 +373,9 @@ TL_INLINE void load_tile_async(const L &t, const G &g, int r0, int c0, Groups &g
 /// load_tile_async as tensor copies (TMA): thread 0 copies the tile in boxes
 /// of L::rows x BoxCols (one per column block), each straight into the
 /// swizzled layout, which the tensor map at `map` (TL_TMA_REF) of g's tensor
-/// describes. A
-/// window that does not lie wholly inside g (an edge tile, or a window whose
-/// clipping the tensor map cannot see) takes the cooperative copies instead,
-/// in the same group. Emulator: always the cooperative copies.
+/// describes. A window that does not lie wholly inside g (an edge tile, or a
+/// window whose clipping the tensor map cannot see) takes the cooperative
+/// copies instead, in the same group. Emulator: always the cooperative copies.
 template <int Threads, int Vec, int BoxCols, class G, class L, class Map, class Groups>
 TL_INLINE void load_tile_tma(const L &t, const G &g, Map map, int r0, int c0, Groups &groups) {
 #ifdef TL_HW_HAS_TENSOR_COPY
