@@ -165,12 +165,7 @@ FailureOr<EmittedKernel> Emitter::run() {
 
   // Which tensors are written: the others are passed as const.
   llvm::DenseSet<Value> written;
-  f.walk([&](tile::StoreOp s) {
-    Value v = s.getDest();
-    while (auto w = v.getDefiningOp<tile::WindowOp>())
-      v = w.getSource();
-    written.insert(v);
-  });
+  f.walk([&](tile::StoreOp s) { written.insert(rootTensorOf(s.getDest())); });
 
   planTensorCopies();
   // The copy groups' mbarriers (8 bytes each) follow the planned LDS.

@@ -32,6 +32,7 @@ struct EmittedLdsTile {
 struct EmittedTensorMap {
   unsigned arg = 0;
   int boxRows = 0, boxCols = 0, swizzleBytes = 0;
+  bool operator==(const EmittedTensorMap &) const = default;
 };
 
 struct EmittedKernel {

@@ -46,11 +46,11 @@ std::optional<std::pair<int64_t, int64_t>> copyLayout(tile::AllocOp a, int64_t e
   return std::make_pair(span, boxCols);
 }
 
-/// The kernel argument a global tensor value is (through windows), or null.
-BlockArgument rootArgument(Value v) {
-  while (auto w = v.getDefiningOp<tile::WindowOp>())
-    v = w.getSource();
-  return dyn_cast<BlockArgument>(v);
+/// Buffers of a placed LDS tile (1 unless multi-buffered).
+int64_t bufferCount(tile::AllocOp a) {
+  auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
+  auto buffer = a->getAttrOfType<IntegerAttr>(pattr::kBufferBytes);
+  return bytes && buffer && buffer.getInt() > 0 ? bytes.getInt() / buffer.getInt() : 1;
 }
 
 } // namespace
@@ -58,13 +58,11 @@ BlockArgument rootArgument(Value v) {
 void Emitter::planTensorCopies() {
   if (!target.hasTensorCopy)
     return;
-  int64_t copiedBuffers = 0;
-  llvm::DenseSet<Operation *> counted;
   f.walk([&](tile::LoadOp l) {
     if (!l->hasAttr(tile::attr::kAsync) || l.getTranspose() || loadRealignOf(l.getDest()))
       return;
     tile::AllocOp a = rootAllocOf(l.getDest());
-    BlockArgument arg = rootArgument(l.getSource());
+    auto arg = dyn_cast<BlockArgument>(rootTensorOf(l.getSource()));
     if (!a || !arg)
       return;
     auto mt = cast<MemRefType>(arg.getType());
@@ -80,32 +78,22 @@ void Emitter::planTensorCopies() {
                                static_cast<int>(layout->second), static_cast<int>(layout->first)};
     // One tensor map per tensor: loads of another box shape copy cooperatively.
     auto [it, added] = tensorMaps.try_emplace(arg.getArgNumber(), box);
-    if (!added && (it->second.boxRows != box.boxRows || it->second.boxCols != box.boxCols ||
-                   it->second.swizzleBytes != box.swizzleBytes))
-      return;
-    tensorCopies[l] = box;
-    if (counted.insert(a).second) {
-      auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
-      auto buffer = a->getAttrOfType<IntegerAttr>(pattr::kBufferBytes);
-      copiedBuffers += bytes && buffer && buffer.getInt() > 0 ? bytes.getInt() / buffer.getInt() : 1;
-    }
+    if (added || it->second == box)
+      tensorCopies[l] = box;
   });
   if (tensorCopies.empty())
     return;
-  // Every asynchronously loaded buffer may hold a group in flight: count the
-  // cooperative ones too (copy_groups' slot argument).
+  // Every asynchronously filled LDS buffer, copied by tensor copies or
+  // cooperatively, may hold a group in flight (copy_groups' slot argument).
+  int64_t copiedBuffers = 0;
+  llvm::DenseSet<Operation *> counted;
   f.walk([&](Operation *op) {
-    if (!op->hasAttr(tile::attr::kAsync) || op->getNumOperands() == 0)
-      return;
-    Value dest = isa<tile::LoadOp>(op) ? cast<tile::LoadOp>(op).getDest()
-                 : isa<tile::GatherOp>(op) ? cast<tile::GatherOp>(op).getDest()
-                                           : Value();
-    tile::AllocOp a = dest ? rootAllocOf(dest) : nullptr;
-    if (!a || !counted.insert(a).second)
-      return;
-    auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
-    auto buffer = a->getAttrOfType<IntegerAttr>(pattr::kBufferBytes);
-    copiedBuffers += bytes && buffer && buffer.getInt() > 0 ? bytes.getInt() / buffer.getInt() : 1;
+    Value dest = !op->hasAttr(tile::attr::kAsync) ? Value()
+                 : isa<tile::LoadOp>(op)           ? cast<tile::LoadOp>(op).getDest()
+                 : isa<tile::GatherOp>(op)         ? cast<tile::GatherOp>(op).getDest()
+                                                   : Value();
+    if (tile::AllocOp a = dest ? rootAllocOf(dest) : nullptr; a && counted.insert(a).second)
+      copiedBuffers += bufferCount(a);
   });
   copyGroupSlots = 1;
   while (copyGroupSlots < copiedBuffers)

@@ -45,6 +45,12 @@ tile::AllocOp rootAllocOf(Value v) {
   return allocOf(v);
 }
 
+Value rootTensorOf(Value v) {
+  while (auto w = v.getDefiningOp<tile::WindowOp>())
+    v = w.getSource();
+  return v;
+}
+
 namespace {
 int64_t knownMultipleAt(Value v, int depth) {
   constexpr int64_t kCap = int64_t(1) << 20;  // beyond any vector width
@@ -120,10 +126,7 @@ int64_t realignedRunOf(tile::LoadOp l, int64_t elemBytes) {
     return 0;
   // Rows of a kernel argument (a tensor without `tile.divisibility`:
   // divisibility 1), through windows.
-  Value source = l.getSource();
-  while (auto w = source.getDefiningOp<tile::WindowOp>())
-    source = w.getSource();
-  auto arg = dyn_cast<BlockArgument>(source);
+  auto arg = dyn_cast<BlockArgument>(rootTensorOf(l.getSource()));
   if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
     return 0;
   for (int64_t w = 16 / elemBytes; w * elemBytes >= 4; w /= 2)

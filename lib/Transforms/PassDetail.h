@@ -23,6 +23,9 @@ const TargetInfo *targetOrError(mlir::func::FuncOp f, llvm::StringRef arch);
 tile::AllocOp allocOf(mlir::Value tile);
 /// allocOf, looking through tile.view (a buffer of a multi-buffered tile).
 tile::AllocOp rootAllocOf(mlir::Value tile);
+/// The tensor a global tensor value is a window of (through tile.window),
+/// itself when it is none: a kernel argument, usually.
+mlir::Value rootTensorOf(mlir::Value tensor);
 
 /// A positive integer that `v` (an index value) is known to be a multiple of,
 /// from constants, products and sums; 0 when v is known to be 0.
