@@ -163,6 +163,9 @@ void readTensorMap(Reader &r, const json &m, const std::string &path, ArgSpec &o
                                      " bytes: a multiple of 16, at most the swizzle span");
   if (out.rank != 2)
     return r.fail(path, "tensor maps are for rank-2 tensors");
+  if (out.divisibility * elementBytes(out.dtype) % 16 != 0)
+    return r.fail(path, "a tensor map needs rows 16-byte aligned and a multiple of 16 bytes apart: divisibility " +
+                            std::to_string(out.divisibility) + " of " + out.dtype + " does not promise it");
   out.tensorMap = {static_cast<int>((*box)[0].get<int64_t>()), static_cast<int>((*box)[1].get<int64_t>()),
                    static_cast<int>(swizzle)};
 }

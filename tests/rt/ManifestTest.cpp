@@ -152,6 +152,9 @@ TEST(Manifest, TensorMapRoundTripAndLimits) {
   EXPECT_EQ(parseEditedTensorMap("\"box\": [\n", "\"box\": [\n 300, "),
             "kernels[0].args[0].tensor_map.box: expected [rows, cols], each in [1, 256]");
   EXPECT_EQ(parseEditedTensorMap("\"rank\": 2", "\"rank\": 1"), "kernels[0].args[0].tensor_map: tensor maps are for rank-2 tensors");
+  EXPECT_EQ(parseEditedTensorMap("\"divisibility\": 8", "\"divisibility\": 4"),
+            "kernels[0].args[0].tensor_map: a tensor map needs rows 16-byte aligned and a multiple of 16 bytes apart: "
+            "divisibility 4 of bf16 does not promise it");
 }
 
 } // namespace
