@@ -169,15 +169,16 @@ class PagedDecode(Case):
         self.tensors["O_part"] = ((max_splits * B * H, D), "f32")
         self.tensors["LSE_part"] = ((max_splits * B * H, 1), "f32")
         attend = ["Q", "K_cache", "V_cache", "O", "LSE", "block_tables", "context_lens", "softmax_scale"]
-        for s in plan.DECODE_SPLITS:
-            if s == 1:
-                self.variant("splits1", [(plan.decode_key(1), attend)])
-            else:
+        for st in plan.DECODE_STAGES:
+            for s in plan.DECODE_SPLITS:
+                if s == 1:
+                    self.variant(plan.decode_label(1, st), [(plan.decode_key(1, "attend", st), attend)])
+                    continue
                 # The partials of s splits: the first s * tokens * heads rows
                 # of O_part / LSE_part (views).
-                self.variant("splits%d" % s, [
-                    (plan.decode_key(s, "attend"), ["Q", "K_cache", "V_cache", "O_part%d" % s, "LSE_part%d" % s,
-                                                    "block_tables", "context_lens", "softmax_scale"]),
+                self.variant(plan.decode_label(s, st), [
+                    (plan.decode_key(s, "attend", st), ["Q", "K_cache", "V_cache", "O_part%d" % s, "LSE_part%d" % s,
+                                                        "block_tables", "context_lens", "softmax_scale"]),
                     (plan.decode_key(s, "combine"), ["O_part%d" % s, "LSE_part%d" % s, "O", "LSE"])])
                 self.tensors["O_part%d" % s] = ((s * B * H, D), "f32")
                 self.tensors["LSE_part%d" % s] = ((s * B * H, 1), "f32")

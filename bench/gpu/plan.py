@@ -153,16 +153,26 @@ def _bwd_params(part):
 # ---- Paged decode -----------------------------------------------------------------------------
 DECODE = {"batch": 64, "heads": 32, "kv_heads": 8, "context": 8192, "head_dim": 128, "block_size": 16}
 DECODE_SPLITS = [1, 4, 8]
+# Software-pipelining depths of the block loop (the next blocks' K and V copied
+# through the block table during a step): the first is the NVIDIA default
+# (kernels/attention/PagedDecode.cpp); 1 is the loop without it.
+DECODE_STAGES = [3, 2, 1]
 
 
-def decode_key(splits, part="attend"):
-    return "paged_decode/splits%d/%s" % (splits, part)
+def decode_label(splits, stages):
+    return "splits%d" % splits + ("_s%d" % stages if stages > 1 else "")
 
 
-def _decode_params(splits, part):
+def decode_key(splits, part="attend", stages=DECODE_STAGES[0]):
+    """The combine kernel does not depend on the pipelining depth."""
+    return "paged_decode/splits%d/%s" % (splits, part) + ("/s%d" % stages if part == "attend" else "")
+
+
+def _decode_params(splits, part, stages):
     p = {k: DECODE[k] for k in ("heads", "kv_heads", "head_dim", "block_size")}
     p["seq_k"] = DECODE["context"]
     p["splits"] = splits
+    p["stages"] = stages
     if splits > 1:
         p["part"] = part
     return p
@@ -361,9 +371,11 @@ def compile_jobs():
         _attn_params(BWD["heads"], BWD["causal"], BWD_FWD_CONFIG), True)
     for part in ("dq", "dkdv"):
         add(bwd_key(part), "attention_bwd", _bwd_params(part), True)
-    for s in DECODE_SPLITS:
-        for part in (["attend"] if s == 1 else ["attend", "combine"]):
-            add(decode_key(s, part), "paged_decode", _decode_params(s, part), s == 1)
+    for st in DECODE_STAGES:
+        for s in DECODE_SPLITS:
+            for part in (["attend"] if s == 1 else ["attend", "combine"]):
+                add(decode_key(s, part, st), "paged_decode", _decode_params(s, part, st),
+                    s == 1 and st == DECODE_STAGES[0])
     for s in MLA_SPLITS:
         for part in (["attend"] if s == 1 else ["attend", "combine"]):
             add(mla_key(s, part), "mla_decode", _mla_params(s, part), s == 1)

@@ -91,6 +91,9 @@ struct PagedDecodeConfig {
   int64_t blockSize = 16;     ///< tokens per cache block: 16 or 32
   int64_t qPerSeq = 1;        ///< new query tokens per sequence (the last ones of its context; causal among them)
   int waves = 1;
+  /// Software-pipelining depth of the block loop: with 2 or more, the next
+  /// blocks' K and V (through the block table) are copied during a step.
+  int stages = 1;
   /// Split-KV (flash-decoding): each sequence's blocks are shared among this
   /// many workgroups, whose partial results (f32 O and LSE) a second kernel
   /// combines through their log-sum-exps. 1: one kernel, no partials.

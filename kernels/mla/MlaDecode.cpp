@@ -59,6 +59,8 @@ std::string mlaDecodeKernelName(const MlaDecodeConfig &c) {
                      std::to_string(c.heads) + "_bh" + std::to_string(c.blockH) + "_bn" + std::to_string(c.blockN) +
                      "_bs" + std::to_string(c.blockSize) + "_lc" + std::to_string(c.latentChunk) +
                      (c.valueSplit > 1 ? "_vs" + std::to_string(c.valueSplit) : "") + "_w" + std::to_string(c.waves);
+  if (c.stages > 1 && c.part == MlaDecodeConfig::Part::Attend)
+    name += "_s" + std::to_string(c.stages);
   if (c.splits > 1)
     name += (c.part == MlaDecodeConfig::Part::Combine ? "_combine" : "_split") + std::to_string(c.splits);
   return name;
@@ -178,7 +180,9 @@ Result<Kernel> buildMlaDecode(const MlaDecodeConfig &c) {
     kb.fill(oi, 0.0);
   kb.fill(m, -std::numeric_limits<double>::infinity());
   kb.fill(l, 0.0);
-  kb.forLoop(first, last, 1, {.name = "kstep"}, [&](Index j) {
+  // With stages >= 2 and a bf16 cache, tilec-pipeline-loops copies the next
+  // steps' rows (their block read from the table ahead) during a step.
+  kb.forLoop(first, last, 1, {.numStages = fp8 ? 1 : c.stages, .name = "kstep"}, [&](Index j) {
     Index t0 = j * BN;
     Index phys = kb.loadIndex(table, {b, t0 / BS});
     Index slot = phys * BS + t0 % BS;
@@ -322,6 +326,10 @@ KernelInfo mlaDecodeKernelInfo() {
       {"block_h", "16", "query heads per workgroup (a multiple of 16 dividing heads)", ParamSpec::integer(16, 128)},
       {"block_n", "32", "tokens per key step (a multiple of 16 dividing block_size)", ParamSpec::integer(16, 64)},
       {"waves", "1", "wavefronts per workgroup", ParamSpec::integer(1, 16)},
+      {"stages", "1",
+       "software-pipelining depth of the key loop with a bf16 cache: 2 copies the next step's rows during a "
+       "step",
+       ParamSpec::integer(1, 4)},
       {"value_split", "1", "workgroups sharing one head group's 512 value columns (each computes S in full): "
                            "1 | 2 | 4", ParamSpec::oneOf({"1", "2", "4"})},
       {"latent_chunk", "128", "columns of the latent per LDS tile, O accumulator and matrix product: 64 | 128 | "
@@ -351,6 +359,7 @@ KernelInfo mlaDecodeKernelInfo() {
     c.blockH = p.integer("block_h");
     c.blockN = p.integer("block_n");
     c.waves = static_cast<int>(p.integer("waves"));
+    c.stages = static_cast<int>(p.integer("stages"));
     c.valueSplit = std::stoll(p.choice("value_split"));
     c.latentChunk = std::stoll(p.choice("latent_chunk"));
     if (!p.ok())

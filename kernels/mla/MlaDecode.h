@@ -31,6 +31,10 @@ struct MlaDecodeConfig {
   int waves = 1;                ///< wavefronts per workgroup
   int64_t valueSplit = 1;       ///< workgroups sharing the 512 value columns of one head group (each computes S)
   int64_t latentChunk = 128;    ///< latent columns per LDS tile, O accumulator and matrix product (divides 512)
+  /// Software-pipelining depth of the key loop: with 2 or more, the next
+  /// steps' cache rows (through the block table) are copied during a step
+  /// (a bf16 cache; an fp8 one is converted through registers on its way).
+  int stages = 1;
   /// Split-KV: each sequence's key steps are shared among this many workgroups,
   /// whose f32 partials buildSplitKvCombine merges. 1: one kernel, no partials.
   int64_t splits = 1;

@@ -16,6 +16,14 @@ def TilecPipelineLoops : Pass<"tilec-pipeline-loops", "mlir::func::FuncOp"> {
     (`tilec-insert-barriers`). Loads past the end read zeros (buffer
     out-of-bounds rules), so no guards are needed.
 
+    A load's window and indices are recomputed for the iteration it loads:
+    pure functions of the loop index, and reads (`tile.load_index`) of index
+    tensors the kernel never writes, such as a paged cache's block table
+    (`tile.window %cache[%entry * 16, ..]`). A prefetch past the end reads an
+    entry past the sequence's blocks, whose window is either another block
+    (read, never used) or outside the cache (zeros). The loop's own read of
+    the entry goes when nothing else uses it.
+
     When S buffers of the loop's tiles do not fit the target's LDS next to
     the kernel's other tiles, S is lowered to the largest count that fits and
     a remark says so; S = 1 leaves the loop alone.

@@ -45,9 +45,29 @@ int64_t tileBytes(tile::TileType t) {
   return (t.getNumElements() * eb + 15) / 16 * 16;
 }
 
+/// Whether `op` reads an index from a tensor the kernel never writes (a
+/// block table, sequence offsets): reading it for another iteration, earlier
+/// than the loop would, gives the same value. A position past the tensor
+/// reads 0, so a prefetch past the loop's end reads a harmless index.
+bool readsConstantIndex(Operation *op) {
+  auto li = dyn_cast<tile::LoadIndexOp>(op);
+  if (!li)
+    return false;
+  Value tensor = rootTensorOf(li.getSource());
+  bool written = false;
+  op->getParentOfType<func::FuncOp>().walk([&](Operation *w) {
+    if (auto st = dyn_cast<tile::StoreOp>(w))
+      written |= rootTensorOf(st.getDest()) == tensor;
+    else if (auto sc = dyn_cast<tile::ScatterOp>(w))
+      written |= rootTensorOf(sc.getDest()) == tensor;
+  });
+  return !written;
+}
+
 /// `v` (computed in `loop`'s body from its induction variable) recomputed at
 /// the builder's point with the induction variable replaced by `iv`. Fails
-/// when the computation is not pure or not local to the body.
+/// when the computation is not pure (reads of indices from tensors the
+/// kernel never writes aside) or not local to the body.
 FailureOr<Value> recompute(OpBuilder &b, scf::ForOp loop, Value v, Value iv, IRMapping &map) {
   if (v == loop.getInductionVar())
     return iv;
@@ -56,7 +76,7 @@ FailureOr<Value> recompute(OpBuilder &b, scf::ForOp loop, Value v, Value iv, IRM
   Operation *def = v.getDefiningOp();
   if (!def || !loop.getBody()->findAncestorOpInBlock(*def))
     return v;  // defined outside the loop
-  if (def->getNumRegions() || !isPure(def))
+  if (def->getNumRegions() || !(isPure(def) || readsConstantIndex(def)))
     return failure();
   for (Value operand : def->getOperands()) {
     FailureOr<Value> o = recompute(b, loop, operand, iv, map);
@@ -68,21 +88,46 @@ FailureOr<Value> recompute(OpBuilder &b, scf::ForOp loop, Value v, Value iv, IRM
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-/// `values` (an op's indices) recomputed at the builder's point for iteration
-/// `iv`; an error on `op` when they are not pure functions of the loop index.
+/// `values` (an op's indices, or the window it reads) recomputed at the
+/// builder's point for iteration `iv`; an error on `op` when they are not pure
+/// functions of the loop index.
 FailureOr<SmallVector<Value>> valuesAt(OpBuilder &b, scf::ForOp loop, Operation *op, ValueRange values, Value iv) {
   IRMapping map;
   SmallVector<Value> idx;
   for (Value v : values) {
     FailureOr<Value> r = recompute(b, loop, v, iv, map);
     if (failed(r))
-      return op->emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index";
+      return op->emitOpError() << "cannot be pipelined: its indices are not pure functions of the loop index "
+                                  "(and of indices read from tensors the kernel does not write)";
     idx.push_back(*r);
   }
   return idx;
 }
-FailureOr<SmallVector<Value>> indicesAt(OpBuilder &b, scf::ForOp loop, tile::LoadOp load, Value iv) {
-  return valuesAt(b, loop, load, load.getIndices(), iv);
+
+/// Erases what computed `v` in `loop`'s body once nothing uses it (the
+/// window a pipelined load read, and the block-table read behind it).
+void eraseDeadSlice(scf::ForOp loop, Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !def->use_empty() || !loop.getBody()->findAncestorOpInBlock(*def) ||
+      !(isPure(def) || readsConstantIndex(def)))
+    return;
+  SmallVector<Value> operands(def->getOperands());
+  def->erase();
+  for (Value o : operands)
+    eraseDeadSlice(loop, o);
+}
+
+/// A copy of `load` for iteration `iv` into `dest` (transposed when asked):
+/// its window (a window cut inside the loop, e.g. through a block table) and
+/// indices as of that iteration.
+FailureOr<tile::LoadOp> loadAt(OpBuilder &b, scf::ForOp loop, tile::LoadOp load, Value iv, Value dest,
+                               bool transpose) {
+  SmallVector<Value> values{load.getSource()};
+  llvm::append_range(values, load.getIndices());
+  FailureOr<SmallVector<Value>> v = valuesAt(b, loop, load, values, iv);
+  if (failed(v))
+    return failure();
+  return b.create<tile::LoadOp>(load.getLoc(), v->front(), ArrayRef<Value>(*v).drop_front(), dest, transpose);
 }
 
 /// A copy of `gather` for iteration `iv` into `dest`, asynchronous.
@@ -283,13 +328,11 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
 
       // Prologue: iterations 0 .. S-2 into buffers 0 .. S-2, iteration S-1 into registers.
       for (int64_t s = 0; s < stages; ++s) {
-        FailureOr<SmallVector<Value>> idx = indicesAt(b, loop, load, ivAt(b, s));
-        if (failed(idx))
-          return failure();
         Value dst = staging;
         if (s < stages - 1)
           dst = b.create<tile::ViewOp>(loc, t, alloc, cst(b, s), nullptr);
-        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, dst, transpose && s < stages - 1);
+        if (failed(loadAt(b, loop, load, ivAt(b, s), dst, transpose && s < stages - 1)))
+          return failure();
       }
 
       // Every other use in the loop reads the buffer of this iteration. (The
@@ -301,11 +344,11 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       OpBuilder lb2(load);
       Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
       lb2.create<tile::CopyOp>(load.getLoc(), staging, nextView, transpose);
-      FailureOr<SmallVector<Value>> idx = indicesAt(lb2, loop, load, ahead);
-      if (failed(idx))
+      if (failed(loadAt(lb2, loop, load, ahead, staging, false)))
         return failure();
-      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, staging);
+      Value source = load.getSource();
       load.erase();
+      eraseDeadSlice(loop, source);
     }
     loop->setAttr(kPipelined, UnitAttr::get(&getContext()));
     return success();
@@ -337,11 +380,11 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       for (tile::LoadOp load : loads) {
         tile::AllocOp alloc = allocOf(load.getDest());
         alloc->setAttr(kBuffers, i64(stages));
-        FailureOr<SmallVector<Value>> idx = indicesAt(b, loop, load, ivAt(b, lb, s));
-        if (failed(idx))
-          return failure();
         Value dst = b.create<tile::ViewOp>(loc, alloc.getType(), alloc, cst(b, s), nullptr);
-        b.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, dst)->setAttr(tile::attr::kAsync, asyncAttr);
+        FailureOr<tile::LoadOp> copy = loadAt(b, loop, load, ivAt(b, lb, s), dst, false);
+        if (failed(copy))
+          return failure();
+        (*copy)->setAttr(tile::attr::kAsync, asyncAttr);
       }
       for (tile::GatherOp gather : gathers) {
         tile::AllocOp alloc = allocOf(gather.getDest());
@@ -357,11 +400,13 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       readCurrentBuffer(top, loop, alloc, load, ahead, cur);
       OpBuilder lb2(load);
       Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(distance));
-      FailureOr<SmallVector<Value>> idx = indicesAt(lb2, loop, load, ahead);
-      if (failed(idx))
+      FailureOr<tile::LoadOp> copy = loadAt(lb2, loop, load, ahead, nextView, false);
+      if (failed(copy))
         return failure();
-      lb2.create<tile::LoadOp>(load.getLoc(), load.getSource(), *idx, nextView)->setAttr(tile::attr::kAsync, asyncAttr);
+      (*copy)->setAttr(tile::attr::kAsync, asyncAttr);
+      Value source = load.getSource();
       load.erase();
+      eraseDeadSlice(loop, source);
     }
     for (tile::GatherOp gather : gathers) {
       tile::AllocOp alloc = allocOf(gather.getDest());

@@ -58,3 +58,66 @@ func.func @ragged(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %n: index) attribu
   } {tile.num_stages = 2 : i64}
   return
 }
+
+// -----
+
+// A paged loop: each iteration cuts its block out of the cache through a
+// block-table entry (tile.load_index of a tensor the kernel never writes).
+// The copies for iteration j+1 read entry j+1 ahead of the loop's own read,
+// and the loop's read and window, used by nothing but the original load, go.
+// CHECK-LABEL: func.func @paged
+// CHECK: %[[E0:.*]] = tile.load_index %arg1[%c0] : memref<?xi32>
+// CHECK: %[[R0:.*]] = arith.muli %[[E0]], %c16
+// CHECK: %[[W0:.*]] = tile.window %arg0[%[[R0]], %c0] [%c16, %c64]
+// CHECK: tile.load %[[W0]][%c0, %c0] -> %{{.*}} {tile.async}
+// CHECK: scf.for %[[IV:.*]] = %c0 to %arg2 step %c1 {
+// CHECK: %[[J1:.*]] = arith.addi %[[IV]], %c1
+// CHECK: %[[E1:.*]] = tile.load_index %arg1[%[[J1]]] : memref<?xi32>
+// CHECK: %[[R1:.*]] = arith.muli %[[E1]], %c16
+// CHECK: %[[W1:.*]] = tile.window %arg0[%[[R1]], %c0] [%c16, %c64]
+// CHECK: tile.load %[[W1]][%c0, %c0] -> %{{.*}} {tile.async}
+// CHECK-NOT: tile.load_index
+// CHECK: tile.gemm
+// CHECK: } {tile.async_pending = 0 : i64, tile.num_stages = 2 : i64, tile.pipelined}
+func.func @paged(%KV: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %table: memref<?xi32>, %n: index) attributes {tile.num_waves = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %q = tile.alloc {name = "q"} : !tile.tile<16x64xbf16, lds>
+  %k = tile.alloc {name = "k"} : !tile.tile<16x64xbf16, lds>
+  %s = tile.alloc {name = "s"} : !tile.tile<16x16xf32, reg>
+  scf.for %j = %c0 to %n step %c1 {
+    %phys = tile.load_index %table[%j] : memref<?xi32>
+    %row = arith.muli %phys, %c16 : index
+    %blk = tile.window %KV[%row, %c0] [%c16, %c64] : memref<?x?xbf16>
+    tile.load %blk[%c0, %c0] -> %k : memref<?x?xbf16>, !tile.tile<16x64xbf16, lds>
+    tile.gemm %q, %k, %s {transpose_b} : !tile.tile<16x64xbf16, lds>, !tile.tile<16x64xbf16, lds>, !tile.tile<16x16xf32, reg>
+  } {tile.num_stages = 2 : i64}
+  return
+}
+
+// -----
+
+// The same loop over a table the kernel also writes: reading an entry ahead
+// could see a value the loop has not stored yet, so the load is refused.
+func.func @paged_written_table(%KV: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %table: memref<?xi32>, %n: index) attributes {tile.num_waves = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %q = tile.alloc {name = "q"} : !tile.tile<16x64xbf16, lds>
+  %k = tile.alloc {name = "k"} : !tile.tile<16x64xbf16, lds>
+  %s = tile.alloc {name = "s"} : !tile.tile<16x16xf32, reg>
+  %ids = tile.alloc {name = "ids"} : !tile.tile<16xi32, reg>
+  scf.for %j = %c0 to %n step %c1 {
+    %phys = tile.load_index %table[%j] : memref<?xi32>
+    %row = arith.muli %phys, %c16 : index
+    %blk = tile.window %KV[%row, %c0] [%c16, %c64] : memref<?x?xbf16>
+    // expected-error @+1 {{cannot be pipelined: its indices are not pure functions of the loop index (and of indices read from tensors the kernel does not write)}}
+    tile.load %blk[%c0, %c0] -> %k : memref<?x?xbf16>, !tile.tile<16x64xbf16, lds>
+    tile.gemm %q, %k, %s {transpose_b} : !tile.tile<16x64xbf16, lds>, !tile.tile<16x64xbf16, lds>, !tile.tile<16x16xf32, reg>
+    tile.store %ids -> %table[%j] : !tile.tile<16xi32, reg>, memref<?xi32>
+  } {tile.num_stages = 2 : i64}
+  return
+}

@@ -122,6 +122,10 @@ const Case kDecodeCases[] = {
     {"Split4", {{"splits", "4"}, {"seq_k", "300"}}},
     {"Split3Gqa2Context1024", {{"splits", "3"}, {"kv_heads", "2"}, {"seq_k", "1024"}, {"batch", "2"}}},
     {"Split8ShortContextsTwoQueries", {{"splits", "8"}, {"seq_k", "40"}, {"q_per_seq", "2"}, {"batch", "3"}}},
+    // The block loop pipelined 2 deep: the next blocks' rows read from the
+    // table ahead (cp.async on sm_90a, registers on AMD), splits whose last
+    // prefetch reads past their share.
+    {"Pipelined2Split4Gqa2", {{"stages", "2"}, {"splits", "4"}, {"kv_heads", "2"}, {"seq_k", "300"}}},
 };
 
 class PagedDecodeVerify : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
