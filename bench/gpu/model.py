@@ -1,5 +1,6 @@
 """The compiled-code cost model (lib/Model, docs/cost-model.md) next to an H200
-run: for each measured row whose launch shape it knows (GEMM, attention forward),
+run: for each measured row whose launch shape it knows (GEMM, attention forward,
+paged decode without splits),
 runs `tilec-model` on the same sm_90a kernel and writes
 {row key: {model_ms, bound, terms_ms, ...}} as JSON for report.py.
 
@@ -61,7 +62,26 @@ def attention_launch(r):
         "workgroups": wgs, "flops-per-workgroup": flops / wgs, "hbm-bytes": 4.0 * sum(seqs) * heads * d * 2}
 
 
-LAUNCHES = {"gemm": gemm_launch, "attention": attention_launch}
+def decode_launch(r):
+    """Paged decode without splits, one workgroup per (sequence, kv head): S and
+    P V over the max(16, G) padded rows of its G query heads, the whole context
+    (every sequence has plan.DECODE's). None for split-KV rows: two kernels."""
+    d = plan.DECODE
+    splits = next((s for s in plan.DECODE_SPLITS for st in plan.DECODE_STAGES
+                   if plan.decode_label(s, st) == r["config"]), None)
+    stages = next((st for s in plan.DECODE_SPLITS for st in plan.DECODE_STAGES
+                   if plan.decode_label(s, st) == r["config"]), None)
+    if splits != 1:
+        return None
+    rows = max(16, -(-(d["heads"] // d["kv_heads"]) // 16) * 16)
+    wgs = d["batch"] * d["kv_heads"]
+    kv_bytes = 2.0 * d["batch"] * d["context"] * d["kv_heads"] * d["head_dim"] * 2
+    return "paged_decode", plan._decode_params(1, "attend", stages), {
+        "workgroups": wgs, "flops-per-workgroup": 4.0 * rows * d["head_dim"] * d["context"],
+        "hbm-bytes": kv_bytes + 2.0 * 2 * d["batch"] * d["heads"] * d["head_dim"]}
+
+
+LAUNCHES = {"gemm": gemm_launch, "attention": attention_launch, "paged_decode": decode_launch}
 
 
 def model_row(tool, r):

@@ -202,6 +202,7 @@ MOE_CONFIGS = [{"block_m": 32, "block_n": 64, "block_k": 32, "waves": 4},
                {"block_m": 64, "block_n": 128, "block_k": 64, "waves": 8, "stages": 3},
                {"block_m": 16, "block_n": 128, "block_k": 64, "waves": 4, "stages": 4},
                {"block_m": 128, "block_n": 128, "block_k": 64, "waves": 8, "stages": 3},
+               {"block_m": 128, "block_n": 128, "block_k": 64, "waves": 8, "stages": 4},
                {"block_m": 64, "block_n": 128, "block_k": 64, "waves": 4, "stages": 4}]
 MOE_PARTS = ["gate", "align", "gate_up", "down", "combine"]
 

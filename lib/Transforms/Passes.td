@@ -30,14 +30,15 @@ def TilecPipelineLoops : Pass<"tilec-pipeline-loops", "mlir::func::FuncOp"> {
 
     Targets with asynchronous copies (cp.async) copy iteration j+S-1 straight
     into its buffer instead (`tile.async`; `tile.async_pending` groups may
-    stay in flight at the top of an iteration). When the loop's one gemm runs
-    on a warpgroup instruction (wgmma: selected before this pass), the gemm
-    gets `matrix_groups_in_flight = N`: its instructions keep running while
+    stay in flight at the top of an iteration). When the loop's gemms all run
+    on a warpgroup instruction (wgmma: selected before this pass) and none
+    reads another's accumulator (MoE's gate and up products), each gets
+    `matrix_groups_in_flight = N`: their instructions keep running while
     the loop issues its next memory work (`tilec-schedule-waves` moves that
-    work after it), and each iteration ends waiting until at most N groups
-    remain. N = 1 with asynchronous copies and S >= 4, the copies then going
-    S-2 iterations ahead (the buffer they fill was read two iterations back);
-    otherwise N = 0.
+    work after them), and each iteration ends waiting until at most N groups
+    remain. N = G (the loop's G gemms of one iteration) with asynchronous
+    copies and S >= 4, the copies then going S-2 iterations ahead (the buffer
+    they fill was read two iterations back); otherwise N = 0.
 
     Before (S = 2):
     ```mlir

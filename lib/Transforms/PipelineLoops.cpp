@@ -194,24 +194,29 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     return out;
   }
 
-  /// The loop's one gemm when it runs on a warpgroup instruction (wgmma:
-  /// asynchronous to the issuing warps, operands in LDS) and nothing else in
-  /// the body reads its accumulator or writes LDS but the pipelined loads: its
-  /// instructions may then keep running past the ops after it.
-  tile::GemmOp asynchronousGemm(scf::ForOp loop, const TargetInfo &target) {
-    tile::GemmOp gemm;
+  /// The loop's gemms when they all run on a warpgroup instruction (wgmma:
+  /// asynchronous to the issuing warps, operands in LDS), none reads another's
+  /// accumulator (MoE's gate and up products share A only), and nothing else
+  /// in the body reads an accumulator or writes LDS but the pipelined loads:
+  /// their instructions may then keep running past the ops after them.
+  SmallVector<tile::GemmOp> asynchronousGemms(scf::ForOp loop, const TargetInfo &target) {
+    SmallVector<tile::GemmOp> gemms;
     for (Operation &op : *loop.getBody()) {
       if (auto g = dyn_cast<tile::GemmOp>(op)) {
-        if (gemm)
-          return nullptr;  // a second gemm could read what the first still computes
-        gemm = g;
+        auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
+        const MatrixInstr *mi = instr ? target.findInstr(instr.getValue()) : nullptr;
+        if (!mi || !mi->operandsInSharedMemory())
+          return {};
+        gemms.push_back(g);
       } else if (op.getNumRegions() || isa<tile::MapOp, tile::ReduceOp, tile::StoreOp, tile::CopyOp, tile::FillOp>(op)) {
-        return nullptr;
+        return {};
       }
     }
-    auto instr = gemm ? gemm->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
-    const MatrixInstr *mi = instr ? target.findInstr(instr.getValue()) : nullptr;
-    return mi && mi->operandsInSharedMemory() ? gemm : nullptr;
+    for (tile::GemmOp g : gemms)
+      for (tile::GemmOp other : gemms)
+        if (g != other && (g.getA() == other.getC() || g.getB() == other.getC() || g.getC() == other.getC()))
+          return {};  // a gemm would read (or add to) what another still computes
+    return gemms;
   }
 
   LogicalResult pipeline(func::FuncOp f, scf::ForOp loop, const TargetInfo &target) {
@@ -283,10 +288,14 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     // iteration as well, so the copies fill the buffer read two iterations
     // back: S - 2 iterations ahead instead of S - 1 (at least 2, as deep as
     // the 3-stage pipeline without it).
+    // Each gemm closes one group of instructions per iteration: with G gemms,
+    // one iteration in flight is G groups.
     int64_t inFlight = 0;
-    if (tile::GemmOp g = asynchronousGemm(loop, target)) {
+    if (SmallVector<tile::GemmOp> gemms = asynchronousGemms(loop, target); !gemms.empty()) {
       inFlight = async && stages >= 4 ? 1 : 0;
-      g->setAttr(pattr::kMatrixGroupsInFlight, IntegerAttr::get(IntegerType::get(&getContext(), 64), inFlight));
+      const int64_t groups = inFlight * static_cast<int64_t>(gemms.size());
+      for (tile::GemmOp g : gemms)
+        g->setAttr(pattr::kMatrixGroupsInFlight, IntegerAttr::get(IntegerType::get(&getContext(), 64), groups));
     }
 
     OpBuilder b(loop);

@@ -103,12 +103,12 @@ struct ScheduleWaves : tilec::impl::TilecScheduleWavesBase<ScheduleWaves> {
     return success();
   }
 
-  /// A pipelined loop whose gemm tilec-pipeline-loops left running
+  /// A pipelined loop whose gemms tilec-pipeline-loops left running
   /// (kMatrixGroupsInFlight): the pipeline's memory work for later
-  /// iterations (asynchronous copies; or the commit of the prefetched tile to
-  /// LDS and the next prefetch into registers) moves after the gemm, so that
-  /// it issues while the tensor cores multiply instead of before they start.
-  /// It writes the buffer of a later iteration, the gemm reads this
+  /// iterations (asynchronous copies and gathers; or the commit of the
+  /// prefetched tile to LDS and the next prefetch into registers) moves after
+  /// the last gemm, so that it issues while the tensor cores multiply instead
+  /// of before they start. It writes the buffer of a later iteration, the gemms read this
   /// iteration's, and the buffer it overwrites was last read by a gemm that
   /// every wave waited for before this iteration's first barrier.
   void overlapCopies(scf::ForOp loop) {
@@ -123,6 +123,8 @@ struct ScheduleWaves : tilec::impl::TilecScheduleWavesBase<ScheduleWaves> {
     SmallVector<Operation *> copies;
     for (Operation *op = gemm->getPrevNode(); op && !isa<tile::BarrierOp>(op); op = op->getPrevNode()) {
       if (auto l = dyn_cast<tile::LoadOp>(op); l && (l->hasAttr(tile::attr::kAsync) || isStaging(l.getDest())))
+        copies.push_back(op);
+      else if (auto g = dyn_cast<tile::GatherOp>(op); g && g->hasAttr(tile::attr::kAsync))
         copies.push_back(op);
       else if (auto c = dyn_cast<tile::CopyOp>(op); c && isStaging(c.getSource()))
         copies.push_back(op);

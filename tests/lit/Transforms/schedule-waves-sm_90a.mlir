@@ -118,3 +118,65 @@ func.func @one_group_in_flight(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64
   } {tile.num_stages = 4 : i64}
   return
 }
+
+// -----
+
+// Two wgmma gemms sharing A (MoE's gate and up products), each into its own
+// accumulator: both are left running, one iteration of them in flight is two
+// groups (matrix_groups_in_flight = 2 on each), and the copies move after the
+// second.
+// CHECK-LABEL: func.func @two_gemms_in_flight
+// CHECK: scf.for
+// CHECK: tile.barrier
+// CHECK-NOT: tile.load
+// CHECK: tile.gemm {{.*}}matrix_groups_in_flight = 2 : i64
+// CHECK-NEXT: tile.gemm {{.*}}matrix_groups_in_flight = 2 : i64
+// CHECK-NEXT: tile.load {{.*}}tile.async
+// CHECK-NEXT: tile.load {{.*}}tile.async
+// CHECK-NEXT: tile.load {{.*}}tile.async
+// CHECK-NEXT: } {tile.async_pending = 3 : i64, tile.num_stages = 4 : i64, tile.pipelined}
+func.func @two_gemms_in_flight(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %G: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %U: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %n: index) attributes {tile.num_waves = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %a = tile.alloc {name = "a"} : !tile.tile<64x32xbf16, lds>
+  %g = tile.alloc {name = "g"} : !tile.tile<32x64xbf16, lds>
+  %u = tile.alloc {name = "u"} : !tile.tile<32x64xbf16, lds>
+  %gate = tile.alloc {name = "gate"} : !tile.tile<64x64xf32, reg>
+  %up = tile.alloc {name = "up"} : !tile.tile<64x64xf32, reg>
+  scf.for %j = %c0 to %n step %c1 {
+    %k = arith.muli %j, %c32 : index
+    tile.load %A[%c0, %k] -> %a : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+    tile.load %G[%k, %c0] -> %g : memref<?x?xbf16>, !tile.tile<32x64xbf16, lds>
+    tile.load %U[%k, %c0] -> %u : memref<?x?xbf16>, !tile.tile<32x64xbf16, lds>
+    tile.gemm %a, %g, %gate : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+    tile.gemm %a, %u, %up : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  } {tile.num_stages = 4 : i64}
+  return
+}
+
+// -----
+
+// A second gemm that adds into the first one's accumulator would read what
+// the first still computes: neither is left running.
+// CHECK-LABEL: func.func @shared_accumulator
+// CHECK-NOT: matrix_groups_in_flight
+// CHECK: } {tile.async_pending
+func.func @shared_accumulator(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %G: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %U: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %n: index) attributes {tile.num_waves = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %a = tile.alloc {name = "a"} : !tile.tile<64x32xbf16, lds>
+  %g = tile.alloc {name = "g"} : !tile.tile<32x64xbf16, lds>
+  %u = tile.alloc {name = "u"} : !tile.tile<32x64xbf16, lds>
+  %acc = tile.alloc {name = "acc"} : !tile.tile<64x64xf32, reg>
+  scf.for %j = %c0 to %n step %c1 {
+    %k = arith.muli %j, %c32 : index
+    tile.load %A[%c0, %k] -> %a : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
+    tile.load %G[%k, %c0] -> %g : memref<?x?xbf16>, !tile.tile<32x64xbf16, lds>
+    tile.load %U[%k, %c0] -> %u : memref<?x?xbf16>, !tile.tile<32x64xbf16, lds>
+    tile.gemm %a, %g, %acc : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+    tile.gemm %a, %u, %acc : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  } {tile.num_stages = 4 : i64}
+  return
+}

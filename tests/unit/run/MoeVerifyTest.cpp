@@ -212,6 +212,16 @@ TEST(MoeLayerVerifyLarge, Hidden512Intermediate1024) {
   expectChainVerified("moe", {{"tokens", "333"}, {"hidden", "512"}, {"intermediate", "1024"}}, "gfx942", 5);
 }
 
+// sm_90a with warpgroup tiles: the gate and up products of the expert loop are
+// both left running (wgmma), one step of them in flight into the next with 4
+// stages (two groups), while the next steps' weights and gathered rows copy.
+TEST(MoeLayerVerifyWgmma, GateAndUpInFlight) {
+  expectChainVerified("moe",
+                      {{"tokens", "200"}, {"hidden", "256"}, {"intermediate", "512"}, {"block_m", "64"},
+                       {"block_n", "128"}, {"block_k", "64"}, {"waves", "4"}, {"stages", "4"}},
+                      "sm_90a", 5);
+}
+
 // Deterministic mode is the only mode: the combine adds each token's k rows in
 // a fixed order, no atomics anywhere; two runs give the same bits.
 TEST(MoeLayerDeterminism, TwoRunsAgreeBitwise) {
