@@ -92,6 +92,11 @@ static std::optional<Error> mlaConfigError(const MlaDecodeConfig &c) {
                std::to_string(c.valueSplit) + ") must divide 512");
   if (c.splits < 1)
     return err("splits must be >= 1");
+  if (c.stages < 1)
+    return err("stages must be >= 1");
+  if (c.stages > 1 && c.kvDtype != DType::bf16)
+    return err("stages (" + std::to_string(c.stages) + ") above 1 needs a bf16 cache (an 8-bit one is converted "
+               "through registers on its way to LDS, which the pipeline cannot copy ahead)");
   if (c.part == MlaDecodeConfig::Part::Combine && c.splits == 1)
     return err("part=combine needs splits > 1 (one split writes O directly)");
   return std::nullopt;
@@ -180,9 +185,9 @@ Result<Kernel> buildMlaDecode(const MlaDecodeConfig &c) {
     kb.fill(oi, 0.0);
   kb.fill(m, -std::numeric_limits<double>::infinity());
   kb.fill(l, 0.0);
-  // With stages >= 2 and a bf16 cache, tilec-pipeline-loops copies the next
+  // With stages >= 2 (a bf16 cache), tilec-pipeline-loops copies the next
   // steps' rows (their block read from the table ahead) during a step.
-  kb.forLoop(first, last, 1, {.numStages = fp8 ? 1 : c.stages, .name = "kstep"}, [&](Index j) {
+  kb.forLoop(first, last, 1, {.numStages = c.stages, .name = "kstep"}, [&](Index j) {
     Index t0 = j * BN;
     Index phys = kb.loadIndex(table, {b, t0 / BS});
     Index slot = phys * BS + t0 % BS;

@@ -32,7 +32,9 @@ struct EmittedLdsTile {
 struct EmittedTensorMap {
   unsigned arg = 0;
   int boxRows = 0, boxCols = 0, swizzleBytes = 0;
-  bool operator==(const EmittedTensorMap &) const = default;
+  bool operator==(const EmittedTensorMap &o) const {
+    return arg == o.arg && boxRows == o.boxRows && boxCols == o.boxCols && swizzleBytes == o.swizzleBytes;
+  }
 };
 
 struct EmittedKernel {

@@ -99,6 +99,8 @@ TEST(MlaDecodeParams, RejectsBadCombinations) {
   EXPECT_NE(error({{"kv_scale", "2"}}).find("'kv_scale' applies to kv_dtype=fp8 or e4m3 only"), std::string::npos);
   EXPECT_NE(error({{"block_n", "48"}}).find("block_n (48)"), std::string::npos);
   EXPECT_NE(error({{"part", "combine"}}).find("part=combine needs splits > 1"), std::string::npos);
+  EXPECT_NE(error({{"kv_dtype", "fp8"}, {"stages", "2"}}).find("stages (2) above 1 needs a bf16 cache"),
+            std::string::npos);
   EXPECT_EQ(error({}), "");
 }
 
