@@ -117,19 +117,16 @@ tilec::Result<ModelCase> makeCase(const std::string &arch, const std::array<int6
   t.blockK = param("block_k");
   t.waves = static_cast<int>(param("waves"));
   const std::string &ir = c.kernel.tileIR;
-  size_t g = ir.find("tile.gemm ");
-  std::optional<std::string> instr = irAttr(ir, "instr", g);
+  std::optional<tilec::tune::ChosenTiling> chosen = tilec::tune::chosenTiling(ir);
   std::optional<std::string> stages = irAttr(ir, "tile.num_stages");
-  size_t wg = ir.find("wave_grid = array<i64: ", g);
-  if (g == std::string::npos || !instr || !stages || wg == std::string::npos)
-    return tilec::Error{"compiled tile IR of " + c.kernel.name + " lacks tile.gemm {instr, wave_grid} or tile.num_stages"};
+  if (!chosen || !stages)
+    return tilec::Error{"compiled tile IR of " + c.kernel.name + " lacks a tile.gemm layout or tile.num_stages"};
   t.stages = std::atoi(stages->c_str());
-  c.inputs.tiling.instr = c.target->findInstr(*instr);
+  c.inputs.tiling.instr = c.target->findInstr(chosen->instr);
   if (!c.inputs.tiling.instr)
-    return tilec::Error{"unknown instruction " + *instr};
-  char *end = nullptr;
-  c.inputs.tiling.wm = static_cast<int>(std::strtol(ir.c_str() + wg + 23, &end, 10));
-  c.inputs.tiling.wn = static_cast<int>(std::strtol(end + 1, nullptr, 10));
+    return tilec::Error{"unknown instruction " + chosen->instr};
+  c.inputs.tiling.wm = chosen->wm;
+  c.inputs.tiling.wn = chosen->wn;
   const tilec::Report &r = c.kernel.report;
   c.inputs.workgroupsPerUnit =
       tilec::tune::residentWorkgroups(*c.target, *c.peaks, r.vgpr, r.agpr, r.ldsBytes, t.waves);

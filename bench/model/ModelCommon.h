@@ -5,6 +5,7 @@
 
 #include "Registry.h"
 #include "Target/Target.h"
+#include "Tune/Tuner.h"
 
 #include "tilec/tilec.hpp"
 
@@ -26,12 +27,8 @@ inline int64_t param(const kernels::KernelInfo &k, const kernels::KernelParams &
 /// The matrix instruction of the first tile.gemm in a compiled kernel's IR
 /// (one row group: one instruction), or null.
 inline const MatrixInstr *matrixInstrOf(const CompiledKernel &ck, const TargetInfo &target) {
-  const std::string &ir = ck.tileIR;
-  size_t gemm = ir.find("tile.gemm ");
-  size_t at = gemm == std::string::npos ? std::string::npos : ir.find("instr = \"", gemm);
-  if (at == std::string::npos)
-    return nullptr;
-  return target.findInstr(ir.substr(at + 9, ir.find('"', at + 9) - at - 9));
+  std::optional<tune::ChosenTiling> t = tune::chosenTiling(ck.tileIR);
+  return t ? target.findInstr(t->instr) : nullptr;
 }
 
 } // namespace tilec::bench

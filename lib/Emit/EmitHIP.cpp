@@ -92,8 +92,7 @@ tile::GemmOp Emitter::gemmOverwriting(tile::FillOp f) {
   if (!g || g.getC() != f.getDest() || !f.getValue().isZero() || cast<tile::TileType>(g.getA().getType()).isReg() ||
       g->hasAttr(pattr::kMatrixGroupsInFlight) || g->hasAttr(pattr::kInterleaveVmem) || g->hasAttr(pattr::kSetprio))
     return nullptr;
-  auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
-  const MatrixInstr *mi = instr ? target.findInstr(instr.getValue()) : nullptr;
+  const MatrixInstr *mi = matrixInstrOf(g, target);
   return mi && mi->canIgnoreAccumulator() ? g : nullptr;
 }
 
@@ -111,7 +110,7 @@ FailureOr<std::string> Emitter::atomType(Operation *at, StringRef instrName) {
 }
 
 FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {
-  if (auto bl = a->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+  if (auto bl = dyn_cast_or_null<tile::BlockedLayoutAttr>(a.getLayoutAttr())) {
     // A rank-1 register tile holds one value per row: an R x 1 tile.
     tile::TileType t = a.getType();
     if (bl.getLanes()[0] * bl.getLanes()[1] != target.waveSize ||
@@ -122,11 +121,8 @@ FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {
                                       t.getRank() == 2 ? t.cols() : 1, bl.getVec(), bl.getLanes()[0],
                                       bl.getLanes()[1], bl.getWaves()[0], bl.getWaves()[1]));
   }
-  auto instr = a->getAttrOfType<StringAttr>(pattr::kInstr);
-  auto grid = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
-  auto parent = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kParentShape);
-  auto layout = a->getAttrOfType<StringAttr>(pattr::kLayout);
-  if (!instr || !grid || !parent || !layout)
+  auto layout = dyn_cast_or_null<tile::MatrixLayoutAttr>(a.getLayoutAttr());
+  if (!layout)
     return a.emitOpError() << "register tile '" << a.displayName()
                            << "' has no layout; run the tilec pipeline before emitting HIP";
   // Register tiles hold f32 values; a bf16/f16 tile holds values rounded to
@@ -135,12 +131,13 @@ FailureOr<std::string> Emitter::regTileType(tile::AllocOp a) {
   Type elem = a.getType().getElementType();
   if (!isa<FloatType>(elem) && !elem.isInteger(32))
     return a.emitOpError() << "register tiles must have a float or i32 element type, got " << a.getType();
-  FailureOr<std::string> atom = atomType(a, instr.getValue());
+  FailureOr<std::string> atom = atomType(a, layout.getInstr());
   if (failed(atom))
     return failure();
-  std::string acc = llvm::formatv("tl::Acc<{0}, {1}, {2}, {3}, {4}>", *atom, parent[0], parent[1],
-                                  grid[0], grid[1]);
-  return layout.getValue() == "acc" ? acc : "tl::Rows<" + acc + ">";
+  std::string acc = llvm::formatv("tl::Acc<{0}, {1}, {2}, {3}, {4}>", *atom, layout.getShape()[0],
+                                  layout.getShape()[1], layout.waveRows(), layout.waveCols());
+  // A rank-1 tile holds one value per row of the accumulator.
+  return a.getType().getRank() == 2 ? acc : "tl::Rows<" + acc + ">";
 }
 LogicalResult Emitter::emitBlock(Block &b) {
   for (Operation &op : b)

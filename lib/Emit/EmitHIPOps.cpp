@@ -49,8 +49,7 @@ static bool stagedLoadSlice(scf::ForOp loop, SmallVectorImpl<tile::LoadOp> &load
   loop.walk([&](tile::LoadOp l) {
     auto t = cast<tile::TileType>(l.getDest().getType());
     auto dst = allocOf(l.getDest());
-    auto layout = dst ? dst->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
-    if (t.isLds() || !layout || layout.getValue() != "staging")
+    if (t.isLds() || !isStaging(l.getDest()))
       return;
     ok &= l->getBlock() == &body && !loop->isAncestor(dst);
     loads.push_back(l);
@@ -160,7 +159,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
                  << ")};  // " << a.displayName() << "\n";
           return success();
         }
-        if (auto layout = a->getAttrOfType<StringAttr>(pattr::kLayout); layout && layout.getValue() == "staging") {
+        if (isa_and_nonnull<tile::StagingLayoutAttr>(a.getLayoutAttr())) {
           FailureOr<std::string> ct = cType(a, t.getElementType());
           if (failed(ct))
             return failure();
@@ -199,21 +198,19 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case([&](tile::LoadOp l) -> LogicalResult {
         std::string c = l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0";
         if (!cast<tile::TileType>(l.getDest().getType()).isLds()) {
-          auto dst = allocOf(l.getDest());
-          if (dst && dst->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+          if (layoutOf<tile::BlockedLayoutAttr>(l.getDest())) {
             // Each lane loads the runs it holds, one global access per run.
             line() << "tl::load_tile(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
                    << name(l.getIndices()[0]) << ", " << c << ");\n";
             return success();
           }
-          auto layout = dst ? dst->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
-          if (layout && (layout.getValue() == "acc" || layout.getValue() == "rows")) {
+          if (layoutOf<tile::MatrixLayoutAttr>(l.getDest())) {
             // Each lane loads the elements (or rows) it holds.
             line() << "tl::load_acc(" << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
                    << name(l.getIndices()[0]) << ", " << c << ");\n";
             return success();
           }
-          if (!layout || layout.getValue() != "staging")
+          if (!isStaging(l.getDest()))
             return l.emitOpError() << "register tile has no layout; run tilec-infer-layouts first";
           // AMD, in a loop: the prefetch loads stay where they are issued,
           // ahead of the matrix work that hides their latency, unless a
@@ -281,17 +278,14 @@ LogicalResult Emitter::emitOp(Operation &op) {
         if (!src.isReg()) {
           // LDS -> an accumulator-layout register tile: each lane reads the
           // elements it holds (e.g. rows gathered into LDS).
-          auto dstAlloc = allocOf(c.getDest());
-          auto dstLayout = dstAlloc ? dstAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
-          bool dstBlocked = dstAlloc && dstAlloc->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout);
-          if (c.getTranspose() || (!dstBlocked && (!dstLayout || dstLayout.getValue() != "acc")))
+          const bool dstAcc = layoutOf<tile::MatrixLayoutAttr>(c.getDest()) &&
+                              cast<tile::TileType>(c.getDest().getType()).getRank() == 2;
+          if (c.getTranspose() || (!layoutOf<tile::BlockedLayoutAttr>(c.getDest()) && !dstAcc))
             return c.emitOpError() << "copies from LDS to registers need a register tile in an accumulator "
                                       "or blocked layout, untransposed";
           line() << "tl::copy_from_lds(" << name(c.getDest()) << ", " << name(c.getSource()) << ");\n";
           return success();
         }
-        auto srcAlloc = allocOf(c.getSource());
-        auto layout = srcAlloc ? srcAlloc->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
         auto dstType = cast<tile::TileType>(c.getDest().getType());
         if (dstType.isReg()) {
           // Register to register (same layout): a conversion of element type.
@@ -302,7 +296,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
                  << ", [](float x) { return tl::round_to<" << *ct << ">(x); });\n";
           return success();
         }
-        if (layout && layout.getValue() == "staging") {
+        if (isStaging(c.getSource())) {
           line() << (c.getTranspose() ? "tl::commit_transposed(" : "tl::commit(") << name(c.getDest()) << ", "
                  << name(c.getSource()) << ");\n";
           return success();
@@ -315,10 +309,10 @@ LogicalResult Emitter::emitOp(Operation &op) {
         return success();
       })
       .Case([&](tile::GemmOp g) -> LogicalResult {
-        auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
-        if (!instr)
+        tile::MatrixLayoutAttr layout = g.getLayoutAttr();
+        if (!layout)
           return g.emitOpError() << "has no matrix instruction; run the tilec pipeline first";
-        FailureOr<std::string> atom = atomType(g, instr.getValue());
+        FailureOr<std::string> atom = atomType(g, layout.getInstr());
         if (failed(atom))
           return failure();
         auto a = cast<tile::TileType>(g.getA().getType());
@@ -327,7 +321,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
         const bool overwrite = zeroFill && gemmOverwriting(zeroFill) == g;
         line() << "// " << name(g.getC()) << "[" << c.rows() << "," << c.cols() << "] " << (overwrite ? "=" : "+=") << " "
                << name(g.getA()) << "[" << a.rows() << "," << a.cols() << "] @ " << name(g.getB())
-               << (g.getTransposeB() ? "^T" : "") << " (" << instr.getValue() << ")\n";
+               << (g.getTransposeB() ? "^T" : "") << " (" << layout.getInstr() << ")\n";
         std::string sched;
         auto vmem = g->getAttrOfType<IntegerAttr>(pattr::kInterleaveVmem);
         bool setprio = g->hasAttr(pattr::kSetprio);
@@ -354,8 +348,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
         std::string scratch = "nullptr";
         if (auto off = r->getAttrOfType<IntegerAttr>(pattr::kScratchOffset))
           scratch = "(float *)(tl_lds + " + std::to_string(off.getInt()) + ")";
-        auto src = allocOf(r.getSource());
-        if (src && src->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout)) {
+        if (layoutOf<tile::BlockedLayoutAttr>(r.getSource())) {
           auto d = cast<tile::TileType>(r.getDest().getType());
           if (r.getAxis() == 0 && d.getRank() != 2)
             return r.emitOpError() << "column reductions of a blocked tile go into a [1, N] tile, got " << d;

@@ -64,8 +64,7 @@ std::optional<LdsLayout> wgmmaLayout(tile::AllocOp a, const TargetInfo &target, 
   for (Value v : tileAndViews(a))
     for (Operation *u : v.getUsers()) {
       auto g = dyn_cast<tile::GemmOp>(u);
-      auto instrName = g ? g->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
-      const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
+      const MatrixInstr *mi = g ? matrixInstrOf(g, target) : nullptr;
       if (!mi || !mi->operandsInSharedMemory() || !(g.getA() == v || g.getB() == v))
         continue;
       const bool kAlongRows = g.getB() == v && !g.getTransposeB();
@@ -112,11 +111,10 @@ int64_t contiguousRun(const LdsLayout &layout, int64_t limit) {
 /// MatrixInstr::kStepsPerRead of gemm `g` (its k tile, and the operands per
 /// k step of one wave of its wave grid).
 int64_t kStepsPerRead(tile::GemmOp g, const MatrixInstr &mi) {
-  auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
-  if (!grid)
+  tile::MatrixLayoutAttr l = g.getLayoutAttr();
+  if (!l)
     return 1;
-  auto c = cast<tile::TileType>(g.getC().getType());
-  const int64_t tm = c.rows() / grid[0] / mi.m, tn = c.cols() / grid[1] / mi.n;
+  const int64_t tm = l.getShape()[0] / l.waveRows() / mi.m, tn = l.getShape()[1] / l.waveCols() / mi.n;
   return mi.kStepsPerRead(cast<tile::TileType>(g.getA().getType()).cols(), tm + tn);
 }
 
@@ -209,13 +207,12 @@ void forEachLdsInstruction(tile::AllocOp tile, const LdsLayout &layout, const Ac
     auto g = dyn_cast<tile::GemmOp>(user);
     if (!g)
       continue;
-    auto instrName = g->getAttrOfType<StringAttr>(pattr::kInstr);
-    auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
-    const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
-    if (!mi || !grid || mi->operandsInSharedMemory())
+    const MatrixInstr *mi = matrixInstrOf(g, target);
+    if (!mi || mi->operandsInSharedMemory())
       continue;  // wgmma reads its operands itself, no lane instructions
     auto c = cast<tile::TileType>(g.getC().getType());
-    const int64_t wm = grid[0], wn = grid[1], wtm = c.rows() / wm, wtn = c.cols() / wn;
+    const int64_t wm = g.getLayoutAttr().waveRows(), wn = g.getLayoutAttr().waveCols(), wtm = c.rows() / wm,
+                  wtn = c.cols() / wn;
     const int64_t kTile = cast<tile::TileType>(g.getA().getType()).cols();
     // Which operand this tile is, and whether its rows run along k.
     bool isA = isTile(g.getA());
@@ -352,8 +349,7 @@ int64_t operandReadLimit(tile::AllocOp a, const TargetInfo &target, int64_t elem
   for (Value v : tileAndViews(a))
     for (Operation *u : v.getUsers()) {
       auto g = dyn_cast<tile::GemmOp>(u);
-      auto instrName = g ? g->getAttrOfType<StringAttr>(pattr::kInstr) : nullptr;
-      const MatrixInstr *mi = instrName ? target.findInstr(instrName.getValue()) : nullptr;
+      const MatrixInstr *mi = g ? matrixInstrOf(g, target) : nullptr;
       if (!mi || mi->operandsInSharedMemory() || !(g.getA() == v || g.getB() == v))
         continue;  // (wgmma reads its operands itself)
       // mma.sync reads its 16-bit operands with ldmatrix: rows of 16 bytes,

@@ -17,19 +17,11 @@ using namespace tilec;
 
 namespace {
 
-/// The accumulator layout of a rank-2 register tile (or the rank-2 tile whose
-/// rows a rank-1 tile follows).
-struct AccLayout {
-  StringAttr instr;
-  DenseI64ArrayAttr waveGrid;
-  DenseI64ArrayAttr parentShape;
-  bool operator==(const AccLayout &o) const {
-    return instr == o.instr && waveGrid == o.waveGrid && parentShape == o.parentShape;
-  }
-};
-
 struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
-  llvm::DenseMap<Value, AccLayout> layouts;
+  /// Tiles in a matrix instruction's accumulator layout (#tile.matrix): the
+  /// accumulators of gemms, the tiles they reach, and row vectors of those
+  /// (whose layout names the accumulator whose rows they follow).
+  llvm::DenseMap<Value, tile::MatrixLayoutAttr> layouts;
   /// Tiles in a blocked layout (#tile.blocked): those no matrix instruction
   /// reaches. The layout does not depend on a tile's shape, so related tiles
   /// of any shape share it.
@@ -60,16 +52,16 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     }
   }
 
-  void assign(Operation *at, Value tile, const AccLayout &l) {
+  void assign(Operation *at, Value tile, tile::MatrixLayoutAttr l) {
     if (blocked.count(tile))
       return mixed(at, tile);
     auto it = layouts.find(tile);
     if (it == layouts.end()) {
       layouts[tile] = l;
       changed = true;
-    } else if (!(it->second == l)) {
+    } else if (it->second != l) {
       at->emitOpError() << "register tile '" << allocOf(tile).displayName()
-                        << "' would need two layouts (" << it->second.instr << " vs " << l.instr
+                        << "' would need two layouts (" << it->second.getInstr() << " vs " << l.getInstr()
                         << "); layout conversions are not supported yet";
       failedFlag = true;
     }
@@ -83,17 +75,17 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   /// (BM x BN) and O (BM x D) in attention then share one layout. The rows of
   /// a warpgroup instruction's accumulator do not depend on its N: its row
   /// vectors name the narrowest one of its type.
-  AccLayout rowsOf(const AccLayout &l) {
-    const MatrixInstr *mi = target ? target->findInstr(l.instr.getValue().str()) : nullptr;
-    StringAttr instr = l.instr;
+  tile::MatrixLayoutAttr rowsOf(tile::MatrixLayoutAttr l) {
+    const MatrixInstr *mi = target ? target->findInstr(l.getInstr()) : nullptr;
+    llvm::StringRef instr = l.getInstr();
     if (mi && mi->waves > 1)
       for (const MatrixInstr *other : target->warpgroupInstrsFor(mi->aType))
         if (other->m == mi->m && other->n < mi->n) {
           mi = other;
-          instr = StringAttr::get(l.instr.getContext(), other->name);
+          instr = other->name;
         }
-    int64_t width = (mi ? mi->n : 1) * l.waveGrid[1];
-    return {instr, l.waveGrid, DenseI64ArrayAttr::get(l.instr.getContext(), {l.parentShape[0], width})};
+    int64_t width = (mi ? mi->n : 1) * l.waveCols();
+    return tile::MatrixLayoutAttr::get(l.getContext(), instr, l.getWaveGrid(), {l.getShape()[0], width});
   }
 
   /// Propagates between two tiles related by `op` (same shape or rows-of).
@@ -123,9 +115,9 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
       if (layouts.count(full)) {
         assign(op, rows, rowsOf(layouts[full]));
       } else if (layouts.count(rows)) {
-        AccLayout l = layouts[rows];
-        l.parentShape = DenseI64ArrayAttr::get(op->getContext(), cast<tile::TileType>(full.getType()).getShape());
-        assign(op, full, l);
+        tile::MatrixLayoutAttr l = layouts[rows];
+        assign(op, full, tile::MatrixLayoutAttr::get(l.getContext(), l.getInstr(), l.getWaveGrid(),
+                                                     cast<tile::TileType>(full.getType()).getShape()));
       }
     }
   }
@@ -170,7 +162,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
 
   /// The accumulator layout of the target's first 16-bit instruction that
   /// tiles `t` over the waves (rows spread over them where it can).
-  std::optional<AccLayout> defaultLayout(tile::TileType t, int waves) {
+  std::optional<tile::MatrixLayoutAttr> defaultLayout(tile::TileType t, int waves) {
     if (!target)
       return std::nullopt;
     for (ElemType e : {ElemType::BF16, ElemType::F16}) {
@@ -187,9 +179,8 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         tiling = selectMatrixTiling(*target, e, t.rows(), t.cols(), instrs.front()->k, waves);
       if (!tiling)
         return std::nullopt;
-      MLIRContext *ctx = t.getContext();
-      return AccLayout{StringAttr::get(ctx, tiling->instr->name), DenseI64ArrayAttr::get(ctx, {tiling->wm, tiling->wn}),
-                       DenseI64ArrayAttr::get(ctx, t.getShape())};
+      return tile::MatrixLayoutAttr::get(t.getContext(), tiling->instr->name, {tiling->wm, tiling->wn},
+                                         t.getShape());
     }
     return std::nullopt;
   }
@@ -266,7 +257,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         auto t = cast<tile::TileType>(blockedOrder[i].getType());
         plain = t.getShape() == root.getType().getShape() || t.getRank() == 1;
       }
-      if (std::optional<AccLayout> acc = plain ? defaultLayout(root.getType(), int(waves)) : std::nullopt) {
+      if (std::optional<tile::MatrixLayoutAttr> acc = plain ? defaultLayout(root.getType(), int(waves)) : std::nullopt) {
         for (size_t i = first; i < blockedOrder.size(); ++i)
           blocked.erase(blockedOrder[i]);
         blockedOrder.resize(first);
@@ -286,15 +277,13 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     if (auto arch = f->getAttrOfType<StringAttr>(tile::attr::kTarget))
       target = lookupTarget(arch.getValue().str());
     f.walk([&](tile::GemmOp g) {
-      auto c = cast<tile::TileType>(g.getC().getType());
-      auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
-      auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
-      if (!instr || !grid) {
+      tile::MatrixLayoutAttr l = g.getLayoutAttr();
+      if (!l) {
         g.emitOpError() << "has no matrix instruction; run tilec-select-matrix-instr first";
         failedFlag = true;
         return;
       }
-      assign(g, g.getC(), {instr, grid, b.getDenseI64ArrayAttr(c.getShape())});
+      assign(g, g.getC(), l);
     });
     propagate(f);
     // Tiles no matrix instruction reaches (elementwise and reduction work
@@ -307,12 +296,12 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
       if (!t.isReg())
         return;
       if (auto bl = blocked.find(a.getResult()); bl != blocked.end()) {
-        a->setAttr(pattr::kLayout, bl->second);
+        a.setLayoutAttr(bl->second);
         return;
       }
       auto it = layouts.find(a.getResult());
       if (it == layouts.end() && isStaging(a)) {
-        a->setAttr(pattr::kLayout, b.getStringAttr("staging"));
+        a.setLayoutAttr(tile::StagingLayoutAttr::get(&getContext()));
         return;
       }
       if (it == layouts.end() && failedFlag)
@@ -323,10 +312,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         failedFlag = true;
         return;
       }
-      a->setAttr(pattr::kLayout, b.getStringAttr(t.getRank() == 2 ? "acc" : "rows"));
-      a->setAttr(pattr::kInstr, it->second.instr);
-      a->setAttr(pattr::kWaveGrid, it->second.waveGrid);
-      a->setAttr(pattr::kParentShape, it->second.parentShape);
+      a.setLayoutAttr(it->second);
     });
     if (failedFlag)
       return signalPassFailure();
@@ -340,16 +326,15 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   /// (wave grids [w, 1]), so every wave finds the rows it multiplies.
   bool readsAInPlace(tile::GemmOp g, Value a) {
     auto it = layouts.find(a);
-    auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
-    auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
-    if (!target || it == layouts.end() || !instr || !grid)
+    tile::MatrixLayoutAttr gl = g.getLayoutAttr();
+    if (!target || it == layouts.end() || !gl)
       return false;
-    const AccLayout &l = it->second;
-    const MatrixInstr *acc = target->findInstr(l.instr.getValue().str());
-    const MatrixInstr *use = target->findInstr(instr.getValue().str());
+    tile::MatrixLayoutAttr l = it->second;
+    const MatrixInstr *acc = target->findInstr(l.getInstr());
+    const MatrixInstr *use = target->findInstr(gl.getInstr());
     auto t = cast<tile::TileType>(a.getType());
-    return acc && use && accumulatorHoldsOperandA(*acc, *use) && l.waveGrid == grid && grid[1] == 1 &&
-           l.parentShape[0] == t.rows() && l.parentShape[1] == t.cols();
+    return acc && use && accumulatorHoldsOperandA(*acc, *use) && l.getWaveGrid() == gl.getWaveGrid() &&
+           gl.waveCols() == 1 && l.getShape() == t.getShape();
   }
 
   /// A gemm operand in registers holds the accumulator layout of the gemm
@@ -372,7 +357,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         Type elem = cast<tile::TileType>(g.getB().getType()).getElementType();
         auto lds = ab.create<tile::AllocOp>(
             src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), elem, tile::MemorySpace::lds),
-            ab.getStringAttr(src.displayName() + ".lds"));
+            ab.getStringAttr(src.displayName() + ".lds"), /*layout=*/Attribute());
         OpBuilder(g).create<tile::CopyOp>(g.getLoc(), v, lds);
         operand->set(lds);
       }

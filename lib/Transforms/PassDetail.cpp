@@ -187,13 +187,18 @@ int64_t accessWidth(Operation *alloc, llvm::StringRef name) {
 
 int64_t loadVecOf(Value tile) { return accessWidth(rootAllocOf(tile), pattr::kLoadVec); }
 
-std::optional<std::pair<int64_t, int64_t>> waveGridOf(Operation *alloc) {
-  if (!alloc)
-    return std::nullopt;
-  if (auto bl = alloc->getAttrOfType<tile::BlockedLayoutAttr>(pattr::kLayout))
+const MatrixInstr *matrixInstrOf(tile::GemmOp g, const TargetInfo &target) {
+  tile::MatrixLayoutAttr l = g.getLayoutAttr();
+  return l ? target.findInstr(l.getInstr()) : nullptr;
+}
+
+std::optional<std::pair<int64_t, int64_t>> waveGridOf(Operation *op) {
+  auto alloc = dyn_cast_or_null<tile::AllocOp>(op);
+  Attribute layout = alloc ? alloc.getLayoutAttr() : nullptr;
+  if (auto bl = dyn_cast_or_null<tile::BlockedLayoutAttr>(layout))
     return std::make_pair(bl.waveRows(), bl.waveCols());
-  if (auto grid = alloc->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid))
-    return std::make_pair(grid[0], grid[1]);
+  if (auto m = dyn_cast_or_null<tile::MatrixLayoutAttr>(layout))
+    return std::make_pair(m.waveRows(), m.waveCols());
   return std::nullopt;
 }
 
@@ -202,11 +207,6 @@ bool loadRealignOf(Value tile) {
   return a && a->hasAttr(pattr::kLoadRealign);
 }
 
-bool isStaging(Value v) {
-  auto a = allocOf(v);
-  auto layout = a ? a->getAttrOfType<StringAttr>(pattr::kLayout) : nullptr;
-  return layout && layout.getValue() == "staging";
-}
 
 LogicalResult verifyDivisibility(func::FuncOp f) {
   for (BlockArgument arg : f.getArguments()) {

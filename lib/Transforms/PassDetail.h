@@ -50,6 +50,10 @@ int64_t gatherRunOf(tile::GatherOp g, int64_t elemBytes);
 /// tensor `source` (a load or a store).
 int64_t globalRunOf(mlir::Value source, mlir::ValueRange indices, tile::TileType t, int64_t elemBytes);
 
+/// The matrix instruction tilec-select-matrix-instr chose for `g` (its
+/// `#tile.matrix` layout's), or null before that pass or when `target` lacks it.
+const MatrixInstr *matrixInstrOf(tile::GemmOp g, const TargetInfo &target);
+
 /// The wave grid (rows, columns of waves) of a register tile's layout: a
 /// matrix-instruction layout's `wave_grid` or a blocked layout's waves.
 std::optional<std::pair<int64_t, int64_t>> waveGridOf(mlir::Operation *alloc);
@@ -99,8 +103,15 @@ int64_t loadVecOf(mlir::Value tile);
 /// Whether those loads are realigned runs (the `load_realign` of its alloc).
 bool loadRealignOf(mlir::Value tile);
 
+/// The register layout of `tile` (of its alloc) when it is an `L`
+/// (tile::MatrixLayoutAttr, BlockedLayoutAttr or StagingLayoutAttr); else null.
+template <class L> L layoutOf(mlir::Value tile) {
+  tile::AllocOp a = allocOf(tile);
+  return a ? llvm::dyn_cast_or_null<L>(a.getLayoutAttr()) : L();
+}
+
 /// A register tile that stages a prefetched LDS tile (tilec-pipeline-loops).
-bool isStaging(mlir::Value tile);
+inline bool isStaging(mlir::Value tile) { return bool(layoutOf<tile::StagingLayoutAttr>(tile)); }
 
 /// The kernel arguments' `tile.divisibility` attributes are positive powers of
 /// two on tensor arguments; otherwise an error on the kernel.
@@ -112,12 +123,10 @@ mlir::LogicalResult verifyDivisibility(mlir::func::FuncOp f);
 /// argument, a result of scf.if, ...).
 mlir::LogicalResult verifyTileDefinitions(mlir::func::FuncOp f);
 
-/// Attribute names written by the target passes.
+/// Attribute names written by the target passes (register layouts and a
+/// gemm's matrix instruction are the typed `layout` of tile.alloc and
+/// tile.gemm: #tile.matrix, #tile.blocked, #tile.staging).
 namespace pattr {
-inline constexpr const char *kInstr = "instr";
-inline constexpr const char *kWaveGrid = "wave_grid";
-inline constexpr const char *kLayout = "layout";
-inline constexpr const char *kParentShape = "parent_shape";
 inline constexpr const char *kOffset = "offset";
 inline constexpr const char *kRowStride = "row_stride";
 inline constexpr const char *kScratchOffset = "scratch_offset";
@@ -126,8 +135,6 @@ inline constexpr const char *kBufferBytes = "buffer_bytes";  // bytes between bu
 inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase, maxPhase>
 /// An LDS tile stored in blocks of this many columns (wgmma's MN-major operands; tilec_lds.h Lds ColBlock).
 inline constexpr const char *kColBlock = "col_block";
-/// On tile.gemm (set by the DSL): "warp" keeps warp-level matrix instructions, "warpgroup" requires wgmma.
-inline constexpr const char *kMatrixScope = "matrix_scope";
 inline constexpr const char *kInterleaveVmem = "interleave_vmem";  // i64 on tile.gemm: interleave; global loads per lane in its region
 inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setprio 1 around its matrix instructions
 /// i64 N on a warpgroup tile.gemm in a pipelined loop (tilec-pipeline-loops):

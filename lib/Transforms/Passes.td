@@ -11,7 +11,7 @@ def TilecPipelineLoops : Pass<"tilec-pipeline-loops", "mlir::func::FuncOp"> {
     pipelined: the LDS tile gets S buffers (`buffers = S`), the first S-1
     iterations' tiles are loaded before the loop, and iteration j commits the
     tile of iteration j+S-1 from registers into its buffer, issues the global
-    load of iteration j+S into registers (a `staging` register tile), and
+    load of iteration j+S into registers (a `#tile.staging` register tile), and
     computes on buffer j % S. One barrier per iteration remains
     (`tilec-insert-barriers`). Loads past the end read zeros (buffer
     out-of-bounds rules), so no guards are needed.
@@ -69,9 +69,11 @@ def TilecSelectMatrixInstr : Pass<"tilec-select-matrix-instr", "mlir::func::Func
   let description = [{
     For each `tile.gemm`, picks a matrix instruction of the target that
     multiplies the operand type (the largest that tiles C over the waves) and
-    splits C over the workgroup's `tile.num_waves` waves (`wave_grid = [wm, wn]`).
-    A type the target cannot multiply is an error naming the op, the type and
-    the target.
+    splits C over the workgroup's `tile.num_waves` waves (wm x wn), and records
+    both as the gemm's `layout`: C's `#tile.matrix` accumulator layout
+    (TileAttrs.td). `matrix_scope = #tile.matrix_scope<warp|warpgroup>` on the
+    gemm restricts the choice. A type the target cannot multiply is an error
+    naming the op, the type and the target.
 
     Before:
     ```mlir
@@ -79,7 +81,7 @@ def TilecSelectMatrixInstr : Pass<"tilec-select-matrix-instr", "mlir::func::Func
     ```
     After (arch=gfx942, 4 waves):
     ```mlir
-    tile.gemm %a, %b, %acc {instr = "v_mfma_f32_32x32x8_bf16", wave_grid = array<i64: 2, 2>} : ...
+    tile.gemm %a, %b, %acc {layout = #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [128, 128]>} : ...
     ```
   }];
   let options = [Option<"arch", "arch", "std::string", "::tilec::kDefaultArch", "target architecture">];
@@ -91,8 +93,12 @@ def TilecInferLayouts : Pass<"tilec-infer-layouts", "mlir::func::FuncOp"> {
   let description = [{
     Register tiles connected through `tile.gemm`, `tile.map`, `tile.reduce`,
     `tile.copy` and `tile.fill` share the accumulator layout of the gemm that
-    defines them (`layout = "acc"`, with `instr` and `wave_grid`); rank-1 tiles
-    that hold one value per row of such a tile get `layout = "rows"`.
+    defines them (its `#tile.matrix` layout); rank-1 tiles that hold one value
+    per row of such a tile get the layout of the accumulator whose rows they
+    follow, with a canonical width (rows x instruction N x wn), so the row
+    vectors of S and O in attention share one. Register tiles no gemm reaches
+    get a `#tile.blocked` layout, and the staging tiles of pipelined loads
+    `#tile.staging`.
 
     Before:
     ```mlir
@@ -101,8 +107,8 @@ def TilecInferLayouts : Pass<"tilec-infer-layouts", "mlir::func::FuncOp"> {
     ```
     After:
     ```mlir
-    %acc = tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "acc", name = "acc", wave_grid = array<i64: 2, 2>} : ...
-    %m = tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "rows", name = "m", parent_shape = array<i64: 128, 128>, wave_grid = array<i64: 2, 2>} : ...
+    %acc = tile.alloc {layout = #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [128, 128]>, name = "acc"} : ...
+    %m = tile.alloc {layout = #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [128, 64]>, name = "m"} : ...
     ```
   }];
 }
@@ -189,7 +195,7 @@ def TilecScheduleWaves : Pass<"tilec-schedule-waves", "mlir::func::FuncOp"> {
       tile.barrier
       tile.copy %a_pf -> %a_next ...
       tile.load %A[%row, %k2] -> %a_pf ...
-      tile.gemm %a_cur, %b_cur, %acc {instr = ...} : ...
+      tile.gemm %a_cur, %b_cur, %acc {layout = #tile.matrix<...>} : ...
     } {tile.num_stages = 3 : i64, tile.pipelined,
        tile.schedule = {interleave = true, ping_pong = true, setprio = true}}
     ```
@@ -198,7 +204,7 @@ def TilecScheduleWaves : Pass<"tilec-schedule-waves", "mlir::func::FuncOp"> {
     tile.barrier
     tile.barrier {tile.wave_group = 1 : i64}
     scf.for %kt = %c0 to %n step %c1 {
-      tile.gemm %a_cur, %b_cur, %acc {instr = ..., interleave_vmem = 0 : i64, setprio} : ...
+      tile.gemm %a_cur, %b_cur, %acc {interleave_vmem = 0 : i64, layout = #tile.matrix<...>, setprio} : ...
       tile.barrier
       tile.copy %a_pf -> %a_next ...
       tile.load %A[%row, %k2] -> %a_pf ...

@@ -203,8 +203,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     SmallVector<tile::GemmOp> gemms;
     for (Operation &op : *loop.getBody()) {
       if (auto g = dyn_cast<tile::GemmOp>(op)) {
-        auto instr = g->getAttrOfType<StringAttr>(pattr::kInstr);
-        const MatrixInstr *mi = instr ? target.findInstr(instr.getValue()) : nullptr;
+        const MatrixInstr *mi = matrixInstrOf(g, target);
         if (!mi || !mi->operandsInSharedMemory())
           return {};
         gemms.push_back(g);
@@ -333,7 +332,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
         std::swap(shape[0], shape[1]);
       auto staging = ab.create<tile::AllocOp>(
           alloc.getLoc(), tile::TileType::get(&getContext(), shape, t.getElementType(), tile::MemorySpace::reg),
-          ab.getStringAttr(alloc.displayName() + ".prefetch"));
+          ab.getStringAttr(alloc.displayName() + ".prefetch"), /*layout=*/Attribute());
 
       // Prologue: iterations 0 .. S-2 into buffers 0 .. S-2, iteration S-1 into registers.
       for (int64_t s = 0; s < stages; ++s) {

@@ -133,13 +133,15 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     }
   };
 
-  static const MatrixInstr *instrOf(tile::GemmOp g, const TargetInfo &target) {
-    auto name = g->getAttrOfType<StringAttr>(pattr::kInstr);
-    return name ? target.findInstr(name.getValue()) : nullptr;
-  }
   static SmallVector<int64_t> gridOf(tile::GemmOp g) {
-    auto grid = g->getAttrOfType<DenseI64ArrayAttr>(pattr::kWaveGrid);
-    return grid ? SmallVector<int64_t>(grid.asArrayRef()) : SmallVector<int64_t>{};
+    tile::MatrixLayoutAttr l = g.getLayoutAttr();
+    return l ? SmallVector<int64_t>(l.getWaveGrid()) : SmallVector<int64_t>{};
+  }
+  /// Records the choice on `g`: C in the accumulator layout of `instr` over a
+  /// wm x wn grid of waves.
+  static void setTiling(tile::GemmOp g, const MatrixInstr &instr, int wm, int wn) {
+    g.setLayoutAttr(tile::MatrixLayoutAttr::get(g.getContext(), instr.name, {wm, wn},
+                                                cast<tile::TileType>(g.getC().getType()).getShape()));
   }
 
   /// Accumulators whose rows meet (a row vector reduced from one and
@@ -162,7 +164,7 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
         continue;
       const SmallVector<int64_t> grid0 = gridOf(gemms[0]);
       if (llvm::all_of(gemms, [&](tile::GemmOp g) {
-            const MatrixInstr *mi = instrOf(g, target);
+            const MatrixInstr *mi = matrixInstrOf(g, target);
             return mi && mi->waves > 1 && gridOf(g) == grid0 && (!rows || grid0[1] == 1);
           }))
         continue;
@@ -199,11 +201,8 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
         }
       if (!best)
         continue; // each keeps its own choice; tilec-infer-layouts names the conflict
-      Builder bld(f.getContext());
-      for (tile::GemmOp g : gemms) {
-        g->setAttr(pattr::kInstr, bld.getStringAttr(best->instr->name));
-        g->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({best->wm, best->wn}));
-      }
+      for (tile::GemmOp g : gemms)
+        setTiling(g, *best->instr, best->wm, best->wn);
     }
   }
 
@@ -216,12 +215,12 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
     SmallVector<tile::GemmOp> gemms;
     f.walk([&](tile::GemmOp g) { gemms.push_back(g); });
     for (tile::GemmOp use : gemms) {
-      const MatrixInstr *useMi = instrOf(use, target);
+      const MatrixInstr *useMi = matrixInstrOf(use, target);
       if (!useMi || useMi->waves == 1 || !cast<tile::TileType>(use.getA().getType()).isReg())
         continue;
       const Value group = rg.leaderOf(use.getA());
       const bool inPlace = llvm::any_of(gemms, [&](tile::GemmOp acc) {
-        const MatrixInstr *accMi = instrOf(acc, target);
+        const MatrixInstr *accMi = matrixInstrOf(acc, target);
         return rg.leaderOf(acc.getC()) == group && accMi && accumulatorHoldsOperandA(*accMi, *useMi) &&
                gridOf(acc) == gridOf(use) && gridOf(use)[1] == 1;
       });
@@ -233,9 +232,7 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
           selectMatrixTiling(target, *toElemType(operandElementType(use)), c.rows(), c.cols(), a.cols(), waves);
       if (!tiling)
         continue;  // tilec-infer-layouts names the conflict
-      Builder bld(f.getContext());
-      use->setAttr(pattr::kInstr, bld.getStringAttr(tiling->instr->name));
-      use->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({tiling->wm, tiling->wn}));
+      setTiling(use, *tiling->instr, tiling->wm, tiling->wn);
     }
   }
 
@@ -308,15 +305,13 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
       return d;
     }
     int64_t m = c.rows(), n = c.cols(), k = a.cols();
-    auto scope = g->getAttrOfType<StringAttr>(pattr::kMatrixScope);
-    if (!scope || scope.getValue() != "warp") {
+    std::optional<tile::MatrixScope> scope = g.getMatrixScope();
+    if (scope != tile::MatrixScope::warp) {
       if (std::optional<MatrixTiling> tiling = selectWarpgroupTiling(g, target, waves)) {
-        Builder bld(g.getContext());
-        g->setAttr(pattr::kInstr, bld.getStringAttr(tiling->instr->name));
-        g->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({tiling->wm, tiling->wn}));
+        setTiling(g, *tiling->instr, tiling->wm, tiling->wn);
         return success();
       }
-      if (scope && scope.getValue() == "warpgroup")
+      if (scope == tile::MatrixScope::warpgroup)
         return g.emitOpError() << "cannot use a warpgroup matrix instruction (wgmma) on " << target.arch
                                << " for C " << m << "x" << n << " with K=" << k << " over " << waves
                                << " waves: it needs whole warpgroups of 4 waves each taking 64 rows x 64, 128 or "
@@ -324,9 +319,7 @@ struct SelectMatrixInstr : tilec::impl::TilecSelectMatrixInstrBase<SelectMatrixI
                                   "tile (and B's N tile when B is K x N) of 32, 64 or a multiple of 128 bytes";
     }
     if (std::optional<MatrixTiling> tiling = selectMatrixTiling(target, *et, m, n, k, waves)) {
-      Builder bld(g.getContext());
-      g->setAttr(pattr::kInstr, bld.getStringAttr(tiling->instr->name));
-      g->setAttr(pattr::kWaveGrid, bld.getDenseI64ArrayAttr({tiling->wm, tiling->wn}));
+      setTiling(g, *tiling->instr, tiling->wm, tiling->wn);
       return success();
     }
     return g.emitOpError() << "cannot tile C " << m << "x" << n << " with K=" << k << " over "

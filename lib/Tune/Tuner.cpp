@@ -46,26 +46,28 @@ CostEstimate modelCandidate(const CostInputs &in, const TargetInfo &target, cons
   return e;
 }
 
-/// The instruction and wave grid tilec-select-matrix-instr wrote on the
-/// tile.gemm of the compiled tile IR.
-std::optional<std::pair<std::string, std::pair<int, int>>> chosenTiling(const std::string &tileIR) {
+} // namespace
+
+std::optional<ChosenTiling> chosenTiling(const std::string &tileIR) {
+  const std::string layout = "layout = #tile.matrix<\"", grid = "wave_grid = [";
   size_t g = tileIR.find("tile.gemm ");
   if (g == std::string::npos)
     return std::nullopt;
-  size_t i = tileIR.find("instr = \"", g), w = tileIR.find("wave_grid = array<i64: ", g);
-  size_t eol = tileIR.find('\n', g);
-  if (i == std::string::npos || w == std::string::npos || i > eol || w > eol)
+  size_t i = tileIR.find(layout, g), eol = tileIR.find('\n', g);
+  size_t w = i == std::string::npos ? i : tileIR.find(grid, i);
+  if (i == std::string::npos || w == std::string::npos || w > eol)
     return std::nullopt;
-  i += 9;
-  std::string instr = tileIR.substr(i, tileIR.find('"', i) - i);
-  w += 23;
+  i += layout.size();
+  ChosenTiling t{tileIR.substr(i, tileIR.find('"', i) - i)};
   char *end = nullptr;
-  long wm = std::strtol(tileIR.c_str() + w, &end, 10);
+  t.wm = int(std::strtol(tileIR.c_str() + w + grid.size(), &end, 10));
   if (*end != ',')
     return std::nullopt;
-  long wn = std::strtol(end + 1, nullptr, 10);
-  return std::make_pair(instr, std::make_pair(int(wm), int(wn)));
+  t.wn = int(std::strtol(end + 1, nullptr, 10));
+  return t;
 }
+
+namespace {
 
 struct Compiled {
   GemmTile tile;
@@ -312,11 +314,11 @@ Result<TuneResult> tuneKernel(const TunableGemm &kernel, const TuneOptions &opti
     }
     MatrixTiling tiling = c.predicted;
     if (auto chosen = chosenTiling(c.kernel->tileIR)) {
-      const MatrixInstr *mi = target->findInstr(chosen->first);
-      if (mi && (mi != c.predicted.instr || chosen->second.first != c.predicted.wm))
+      const MatrixInstr *mi = target->findInstr(chosen->instr);
+      if (mi && (mi != c.predicted.instr || chosen->wm != c.predicted.wm))
         ++st.instrMismatch;
       if (mi)
-        tiling = MatrixTiling{mi, chosen->second.first, chosen->second.second};
+        tiling = MatrixTiling{mi, chosen->wm, chosen->wn};
     }
     int perUnit = residentWorkgroups(*target, *peaks, r.vgpr, r.agpr, r.ldsBytes, c.tile.waves);
     if (perUnit < 1) {

@@ -115,6 +115,16 @@ struct TunableGemm {
   std::vector<TimedScalar> scalars;  ///< in increasing `position`
 };
 
+/// The matrix instruction and wave grid tilec-select-matrix-instr chose for
+/// the first tile.gemm of compiled tile IR (`tilec::CompiledKernel::tileIR`):
+/// its `#tile.matrix<"instr", wave_grid = [wm, wn], ...>` layout; nullopt when
+/// the IR has no tile.gemm or it no such layout.
+struct ChosenTiling {
+  std::string instr;
+  int wm = 0, wn = 0;
+};
+std::optional<ChosenTiling> chosenTiling(const std::string &tileIR);
+
 /// Tunes `kernel`: enumerates the space (with `kernel.pinned` fixed), prunes,
 /// compiles and ranks. Errors: an unknown arch, no candidate left or none
 /// compiled.

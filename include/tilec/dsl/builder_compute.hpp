@@ -42,8 +42,8 @@ inline void KernelBuilder::gemm(const Tile &a, const Tile &b, const Tile &c, Gem
   // tilec-select-matrix-instr reads matrix_scope (absent: the compiler's choice).
   std::string attrs = tr ? "transpose_b" : "";
   if (options.scope != MatrixScope::Auto)
-    attrs += std::string(attrs.empty() ? "" : ", ") + "matrix_scope = \"" +
-             (options.scope == MatrixScope::Warp ? "warp" : "warpgroup") + "\"";
+    attrs += std::string(attrs.empty() ? "" : ", ") + "matrix_scope = #tile.matrix_scope<" +
+             (options.scope == MatrixScope::Warp ? "warp" : "warpgroup") + ">";
   s.body.push_back(s.addLine(std::string(op) + " %" + ta->ssa + ", %" + tb->ssa + ", %" + tc->ssa +
                              (attrs.empty() ? "" : " {" + attrs + "}") + " : " + ta->type() + ", " +
                              tb->type() + ", " + tc->type()));

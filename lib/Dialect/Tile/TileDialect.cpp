@@ -59,6 +59,22 @@ LogicalResult BlockedLayoutAttr::verify(llvm::function_ref<InFlightDiagnostic()>
   return success();
 }
 
+LogicalResult MatrixLayoutAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError, llvm::StringRef instr,
+                                       llvm::ArrayRef<int64_t> waveGrid, llvm::ArrayRef<int64_t> shape) {
+  auto positive = [](int64_t x) { return x >= 1; };
+  if (instr.empty())
+    return emitError() << "matrix layout: the instruction name is empty";
+  if (waveGrid.size() != 2 || shape.size() != 2)
+    return emitError() << "matrix layout: wave_grid and shape are [rows, cols] pairs, got " << waveGrid.size()
+                       << " and " << shape.size() << " entries";
+  if (!llvm::all_of(waveGrid, positive) || !llvm::all_of(shape, positive))
+    return emitError() << "matrix layout: wave_grid and shape must be positive";
+  if (shape[0] % waveGrid[0] || shape[1] % waveGrid[1])
+    return emitError() << "matrix layout: a " << shape[0] << "x" << shape[1] << " accumulator does not split over a "
+                       << waveGrid[0] << "x" << waveGrid[1] << " grid of waves";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -292,6 +308,23 @@ LogicalResult GemmOp::verify() {
                          << b.getElementType() << " (only an f32 register A may feed a 16-bit float B)";
   if (!c.getElementType().isF32())
     return emitOpError() << "accumulator C must be f32, got " << shapeStr(c);
+  if (MatrixLayoutAttr l = getLayoutAttr(); l && l.getShape() != c.getShape())
+    return emitOpError() << "layout " << l << " is not one of C " << shapeStr(c);
+  return success();
+}
+
+LogicalResult AllocOp::verify() {
+  Attribute layout = getLayoutAttr();
+  if (!layout)
+    return success();
+  TileType t = getType();
+  if (!t.isReg())
+    return emitOpError() << "an LDS tile has no register layout, got " << layout;
+  // A rank-2 tile in a matrix layout is the accumulator itself; a rank-1 tile
+  // holds one value per accumulator row.
+  if (auto m = dyn_cast<MatrixLayoutAttr>(layout);
+      m && (t.getRank() == 2 ? m.getShape() != t.getShape() : m.getShape()[0] != t.rows()))
+    return emitOpError() << "layout " << m << " does not fit " << shapeStr(t);
   return success();
 }
 

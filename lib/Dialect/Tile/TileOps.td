@@ -17,6 +17,15 @@ def Tile_Global : MemRefRankOf<[AnyType], [1, 2]>;
 // Enums
 //===----------------------------------------------------------------------===//
 
+def Tile_MatrixScope : I32EnumAttr<"MatrixScope", "which matrix instructions a tile.gemm may use", [
+    I32EnumAttrCase<"warp", 0>, I32EnumAttrCase<"warpgroup", 1>]> {
+  let cppNamespace = "::tilec::tile";
+  let genSpecializedAttr = 0;
+}
+def Tile_MatrixScopeAttr : EnumAttr<Tile_Dialect, Tile_MatrixScope, "matrix_scope"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     // unary: dst = f(src)
     I32EnumAttrCase<"copy", 0>,   // also converts between element types
@@ -142,12 +151,16 @@ def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
   let description = [{
     `%t = tile.alloc {name = "a_lds"} : !tile.tile<128x32xbf16, lds>`.
     `name` appears in diagnostics (e.g. LDS over budget). Passes annotate:
-    `layout` (register layout, or an explicit LDS layout: "padded" or "swizzled"),
-    `offset` and `row_stride` (LDS placement).
+    `layout` on register tiles (tilec-infer-layouts: `#tile.matrix`,
+    `#tile.blocked` or `#tile.staging`), `offset` and `row_stride` on LDS
+    tiles (LDS placement).
   }];
-  let arguments = (ins OptionalAttr<StrAttr>:$name);
+  let arguments = (ins OptionalAttr<StrAttr>:$name,
+                       OptionalAttr<AnyAttrOf<[Tile_MatrixLayoutAttr, Tile_BlockedLayoutAttr,
+                                               Tile_StagingLayoutAttr]>>:$layout);
   let results = (outs Tile_AnyTile:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
     TileType getType() { return llvm::cast<TileType>(getResult().getType()); }
     std::string displayName();
@@ -237,9 +250,14 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
     With `transpose_b`, B is given as N x K. A and B share an element type,
     or A is an f32 register tile rounded to B's 16-bit float type (P of
     attention, the accumulator of an earlier gemm); C is an f32 register tile. Target passes choose the matrix instruction
-    (`instr`) and how C is split over the workgroup's waves (`wave_grid`).
+    and how C is split over the workgroup's waves: `layout`, a
+    `#tile.matrix` layout of C. `matrix_scope` (set by the DSL) restricts the
+    choice: `warp` keeps warp-level instructions, `warpgroup` requires a
+    warpgroup one (wgmma); absent, the compiler chooses.
   }];
-  let arguments = (ins Tile_AnyTile:$a, Tile_AnyTile:$b, Tile_RegTile:$c, UnitAttr:$transpose_b);
+  let arguments = (ins Tile_AnyTile:$a, Tile_AnyTile:$b, Tile_RegTile:$c, UnitAttr:$transpose_b,
+                       OptionalAttr<Tile_MatrixLayoutAttr>:$layout,
+                       OptionalAttr<Tile_MatrixScopeAttr>:$matrix_scope);
   let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)";
   let hasVerifier = 1;
 }

@@ -146,3 +146,50 @@ func.func @reduce_keepdims(%s: !tile.tile<16x64xf32, reg>, %d: !tile.tile<1x16xf
   tile.reduce sum %s -> %d {axis = 1 : i64} : !tile.tile<16x64xf32, reg>, !tile.tile<1x16xf32, reg>
   return
 }
+
+// -----
+
+// expected-error @+1 {{matrix layout: a 64x50 accumulator does not split over a 4x4 grid of waves}}
+func.func @matrix_grid() attributes {tile.layout_example = #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [4, 4], shape = [64, 50]>} {
+  return
+}
+
+// -----
+
+func.func @gemm_layout_shape(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<32x128xbf16, lds>, %c: !tile.tile<128x128xf32, reg>) {
+  // expected-error @+1 {{'tile.gemm' op layout #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [64, 128]> is not one of C 128x128xf32 (reg)}}
+  tile.gemm %a, %b, %c {layout = #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [64, 128]>} : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
+  return
+}
+
+// -----
+
+func.func @gemm_scope(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<32x128xbf16, lds>, %c: !tile.tile<128x128xf32, reg>) {
+  // expected-error @+1 {{attribute 'matrix_scope' failed to satisfy constraint: which matrix instructions a tile.gemm may use}}
+  tile.gemm %a, %b, %c {matrix_scope = "warp"} : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
+  return
+}
+
+// -----
+
+func.func @alloc_lds_layout() {
+  // expected-error @+1 {{'tile.alloc' op an LDS tile has no register layout, got #tile.staging}}
+  %t = tile.alloc {layout = #tile.staging} : !tile.tile<64x32xbf16, lds>
+  return
+}
+
+// -----
+
+func.func @alloc_rows_layout() {
+  // expected-error @+1 {{'tile.alloc' op layout #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [128, 64]> does not fit 64xf32 (reg)}}
+  %m = tile.alloc {layout = #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [128, 64]>} : !tile.tile<64xf32, reg>
+  return
+}
+
+// -----
+
+func.func @alloc_string_layout() {
+  // expected-error @+1 {{'tile.alloc' op attribute 'layout' failed to satisfy constraint}}
+  %acc = tile.alloc {layout = "acc"} : !tile.tile<128x128xf32, reg>
+  return
+}

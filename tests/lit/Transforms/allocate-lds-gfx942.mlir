@@ -27,7 +27,7 @@ func.func @gemm() attributes {tile.num_waves = 4 : i64} {
 // bytes of LDS scratch; it reuses B's bytes: the tiles are dead by then
 // (liveness over the function's top-level ops).
 // CHECK-LABEL: func.func @row_scratch
-// CHECK: wave_grid = array<i64: 1, 4>
+// CHECK: wave_grid = [1, 4]
 // CHECK: tile.reduce sum {{.*}} scratch_offset = 0 : i64
 func.func @row_scratch() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a"} : !tile.tile<32x32xbf16, lds>

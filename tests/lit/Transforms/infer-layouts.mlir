@@ -7,9 +7,9 @@
 // cannot tile for 64 rows, so 16x16x16. A row vector's parent shape is
 // canonical: rows x (instruction N * wn).
 // CHECK-LABEL: func.func @softmax_rows
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "s", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 4, 1>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "p", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 4, 1>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "m", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {layout = #tile.matrix<"v_mfma_f32_16x16x16_bf16", wave_grid = [4, 1], shape = [64, 64]>, name = "s"}
+// CHECK: tile.alloc {layout = #tile.matrix<"v_mfma_f32_16x16x16_bf16", wave_grid = [4, 1], shape = [64, 64]>, name = "p"}
+// CHECK: tile.alloc {layout = #tile.matrix<"v_mfma_f32_16x16x16_bf16", wave_grid = [4, 1], shape = [64, 16]>, name = "m"}
 func.func @softmax_rows(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x32xbf16, lds>) attributes {tile.num_waves = 4 : i64} {
   %s = tile.alloc {name = "s"} : !tile.tile<64x64xf32, reg>
   %p = tile.alloc {name = "p"} : !tile.tile<64x64xf32, reg>
@@ -93,7 +93,7 @@ func.func @conflict(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32x64xbf16, 
 // gemm's accumulator layout through the cast copy, and is converted for the
 // second gemm through an LDS tile of its own, copied right before it.
 // CHECK-LABEL: func.func @register_operand
-// CHECK: %[[P:.*]] = tile.alloc {instr = "v_mfma_f32_32x32x8_bf16", layout = "acc", name = "p"
+// CHECK: %[[P:.*]] = tile.alloc {layout = #tile.matrix<"v_mfma_f32_32x32x8_bf16", {{.*}}>, name = "p"
 // CHECK-NEXT: %[[PL:.*]] = tile.alloc {name = "p.lds"} : !tile.tile<64x64xbf16, lds>
 // CHECK: tile.copy %{{.*}} -> %[[P]] : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, reg>
 // CHECK-NEXT: tile.copy %[[P]] -> %[[PL]] : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>
@@ -114,10 +114,10 @@ func.func @register_operand(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x3
 // row vectors (the maxima of S rescale O): one instruction and one wave grid
 // for both, and one layout for every row vector whichever tile it came from.
 // CHECK-LABEL: func.func @attention_rows
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "s", parent_shape = array<i64: 64, 64>, wave_grid = array<i64: 4, 1>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "acc", name = "o", parent_shape = array<i64: 64, 128>, wave_grid = array<i64: 4, 1>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "m", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
-// CHECK: tile.alloc {instr = "v_mfma_f32_16x16x16_bf16", layout = "rows", name = "alpha", parent_shape = array<i64: 64, 16>, wave_grid = array<i64: 4, 1>}
+// CHECK: tile.alloc {layout = #tile.matrix<"v_mfma_f32_16x16x16_bf16", wave_grid = [4, 1], shape = [64, 64]>, name = "s"}
+// CHECK: tile.alloc {layout = #tile.matrix<"v_mfma_f32_16x16x16_bf16", wave_grid = [4, 1], shape = [64, 128]>, name = "o"}
+// CHECK: tile.alloc {layout = #tile.matrix<"v_mfma_f32_16x16x16_bf16", wave_grid = [4, 1], shape = [64, 16]>, name = "m"}
+// CHECK: tile.alloc {layout = #tile.matrix<"v_mfma_f32_16x16x16_bf16", wave_grid = [4, 1], shape = [64, 16]>, name = "alpha"}
 func.func @attention_rows(%q: !tile.tile<64x128xbf16, lds>, %k: !tile.tile<64x128xbf16, lds>, %p: !tile.tile<64x64xbf16, lds>, %v: !tile.tile<64x128xbf16, lds>) attributes {tile.num_waves = 4 : i64} {
   %s = tile.alloc {name = "s"} : !tile.tile<64x64xf32, reg>
   %o = tile.alloc {name = "o"} : !tile.tile<64x128xf32, reg>

@@ -4,7 +4,7 @@
 // unknown alignment: realigned runs of 8 elements, 2 loads each) is 4 loads
 // per lane and the gemm's region holds 8.
 // CHECK-LABEL: func.func @interleave_setprio
-// CHECK: tile.gemm {{.*}}instr = "v_wmma_f32_16x16x16_bf16"{{.*}}interleave_vmem = 8 : i64{{.*}}setprio
+// CHECK: tile.gemm {{.*}}interleave_vmem = 8 : i64, layout = #tile.matrix<"v_wmma_f32_16x16x16_bf16"{{.*}}setprio
 func.func @interleave_setprio(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %n: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

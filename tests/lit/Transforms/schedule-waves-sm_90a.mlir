@@ -9,7 +9,7 @@
 // CHECK: scf.for
 // CHECK: tile.barrier
 // CHECK-NOT: tile.load
-// CHECK: tile.gemm {{.*}}instr = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", matrix_groups_in_flight = 0 : i64
+// CHECK: tile.gemm {{.*}}layout = #tile.matrix<"wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", {{.*}}>, matrix_groups_in_flight = 0 : i64
 // CHECK-NEXT: tile.load {{.*}}tile.async
 // CHECK-NEXT: tile.load {{.*}}tile.async
 // CHECK-NEXT: } {tile.async_pending = 2 : i64
@@ -82,7 +82,7 @@ func.func @warp_level_unchanged(%A: memref<?x?xbf16> {tile.divisibility = 8 : i6
     %k = arith.muli %j, %c32 : index
     tile.load %A[%c0, %k] -> %a : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
     tile.load %B[%k, %c0] -> %b : memref<?x?xbf16>, !tile.tile<32x64xbf16, lds>
-    tile.gemm %a, %b, %acc {matrix_scope = "warp"} : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+    tile.gemm %a, %b, %acc {matrix_scope = #tile.matrix_scope<warp>} : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
   } {tile.num_stages = 3 : i64}
   return
 }

@@ -4,7 +4,7 @@
 // 128x128 over 4 waves of 32 lanes: a 2x2 wave grid of 64x64, each 4x4 WMMAs.
 // CHECK-LABEL: func.func @bf16_128x128
 // CHECK-SAME: tile.target = "gfx1151"
-// CHECK: tile.gemm {{.*}} {instr = "v_wmma_f32_16x16x16_bf16", wave_grid = array<i64: 2, 2>}
+// CHECK: tile.gemm {{.*}} {layout = #tile.matrix<"v_wmma_f32_16x16x16_bf16", wave_grid = [2, 2], shape = [128, 128]>}
 func.func @bf16_128x128(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<32x128xbf16, lds>, %c: !tile.tile<128x128xf32, reg>) attributes {tile.num_waves = 4 : i64} {
   tile.gemm %a, %b, %c : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
   return
@@ -14,7 +14,7 @@ func.func @bf16_128x128(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<32x128x
 
 // f16 with a skewed tile: 64x256 over 4 waves prefers 1x4 (64x64 per wave).
 // CHECK-LABEL: func.func @f16_64x256
-// CHECK: tile.gemm {{.*}} {instr = "v_wmma_f32_16x16x16_f16", wave_grid = array<i64: 1, 4>}
+// CHECK: tile.gemm {{.*}} {layout = #tile.matrix<"v_wmma_f32_16x16x16_f16", wave_grid = [1, 4], shape = [64, 256]>}
 func.func @f16_64x256(%a: !tile.tile<64x16xf16, lds>, %b: !tile.tile<16x256xf16, lds>, %c: !tile.tile<64x256xf32, reg>) attributes {tile.num_waves = 4 : i64} {
   tile.gemm %a, %b, %c : !tile.tile<64x16xf16, lds>, !tile.tile<16x256xf16, lds>, !tile.tile<64x256xf32, reg>
   return
@@ -24,7 +24,7 @@ func.func @f16_64x256(%a: !tile.tile<64x16xf16, lds>, %b: !tile.tile<16x256xf16,
 
 // 16x64 over 4 waves: only 1x4 divides the tile by the 16x16 WMMA (one WMMA per wave).
 // CHECK-LABEL: func.func @thin
-// CHECK: tile.gemm {{.*}} {instr = "v_wmma_f32_16x16x16_bf16", wave_grid = array<i64: 1, 4>}
+// CHECK: tile.gemm {{.*}} {layout = #tile.matrix<"v_wmma_f32_16x16x16_bf16", wave_grid = [1, 4], shape = [16, 64]>}
 func.func @thin(%a: !tile.tile<16x16xbf16, lds>, %b: !tile.tile<16x64xbf16, lds>, %c: !tile.tile<16x64xf32, reg>) attributes {tile.num_waves = 4 : i64} {
   tile.gemm %a, %b, %c : !tile.tile<16x16xbf16, lds>, !tile.tile<16x64xbf16, lds>, !tile.tile<16x64xf32, reg>
   return

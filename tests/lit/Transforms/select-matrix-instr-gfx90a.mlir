@@ -1,7 +1,7 @@
 // RUN: tilec-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(tilec-select-matrix-instr{arch=gfx90a}))' | FileCheck %s
 
 // CHECK-LABEL: func.func @bf16
-// CHECK: tile.gemm {{.*}} {instr = "v_mfma_f32_32x32x8bf16_1k", wave_grid = array<i64: 2, 2>}
+// CHECK: tile.gemm {{.*}} {layout = #tile.matrix<"v_mfma_f32_32x32x8bf16_1k", wave_grid = [2, 2], shape = [128, 128]>}
 func.func @bf16(%a: !tile.tile<128x32xbf16, lds>, %b: !tile.tile<32x128xbf16, lds>, %c: !tile.tile<128x128xf32, reg>) attributes {tile.num_waves = 4 : i64} {
   tile.gemm %a, %b, %c : !tile.tile<128x32xbf16, lds>, !tile.tile<32x128xbf16, lds>, !tile.tile<128x128xf32, reg>
   return
