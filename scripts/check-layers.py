@@ -22,7 +22,7 @@ ALLOWED = {
     "lib/Target": {"include"},
     "lib/Dialect": {"lib/Target", "llvm", "mlir"},
     "lib/Transforms": {"lib/Dialect", "lib/Target", "llvm", "mlir"},
-    "lib/Emit": {"lib/Dialect", "lib/Target", "llvm", "mlir"},
+    "lib/Emit": {"lib/Dialect", "lib/Target", "include", "llvm", "mlir"},
     "lib/JIT": {"lib/Target", "include", "llvm", "clang", "lld"},
     # The emulator implements the prelude's hardware layer and compiles the
     # prelude's text: it may use those files of lib/Emit (PARTIAL), nothing

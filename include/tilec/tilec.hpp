@@ -14,6 +14,7 @@
 #include "tilec/dsl.hpp"
 #include "tilec/report.hpp"
 #include "tilec/result.hpp"
+#include "tilec/tensor_map.hpp"
 
 #include <array>
 #include <cstdint>
@@ -51,11 +52,7 @@ struct KernelParamInfo {
   /// Tensors the kernel reads with tensor copies (NVIDIA TMA): the box of its
   /// tensor map, which follows the extents among the kernel's parameters and
   /// which the runtime encodes per launch (docs/runtime.md, tensor_map).
-  /// boxRows 0: none.
-  struct TensorMap {
-    int boxRows = 0, boxCols = 0;
-    int swizzleBytes = 0;  ///< 32, 64 or 128; 0: unswizzled
-  } tensorMap;
+  TensorMapBox tensorMap;
 };
 
 /// Wall-clock time of each stage of one compileTileIR call, in milliseconds.

@@ -254,7 +254,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
     out.params.push_back(std::move(p));
   }
   for (const EmittedTensorMap &m : hip->tensorMaps)
-    out.params[m.arg].tensorMap = {m.boxRows, m.boxCols, m.swizzleBytes};
+    out.params[m.arg].tensorMap = m.box;
   for (const auto &g : hip->grid)
     out.grid.push_back(GridDim{static_cast<int>(g[0]), static_cast<int>(g[1]), g[2]});
   if (!frontKey.empty())

@@ -3,6 +3,7 @@
 
 #include "Emit/Prelude.h"
 #include "Target/Target.h"
+#include "tilec/tensor_map.hpp"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
@@ -26,15 +27,11 @@ struct EmittedLdsTile {
 };
 
 /// A tensor map a kernel takes (tensor copies, docs/hardware.md "Tensor
-/// copies"): right after the extents of tensor argument `arg`, for boxes of
-/// boxRows x boxCols elements written with a swizzle span of swizzleBytes
-/// (32, 64, 128; 0: none).
+/// copies"): right after the extents of tensor argument `arg`.
 struct EmittedTensorMap {
   unsigned arg = 0;
-  int boxRows = 0, boxCols = 0, swizzleBytes = 0;
-  bool operator==(const EmittedTensorMap &o) const {
-    return arg == o.arg && boxRows == o.boxRows && boxCols == o.boxCols && swizzleBytes == o.swizzleBytes;
-  }
+  TensorMapBox box;
+  bool operator==(const EmittedTensorMap &o) const { return arg == o.arg && box == o.box; }
 };
 
 struct EmittedKernel {

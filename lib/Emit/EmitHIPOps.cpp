@@ -231,7 +231,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
         const int64_t run = loadVecOf(l.getDest());
         const bool realign = loadRealignOf(l.getDest());
         if (auto copy = tensorCopies.find(l); copy != tensorCopies.end()) {
-          line() << "tl::load_tile_tma<" << threads << ", " << run << ", " << copy->second.boxCols << ">("
+          line() << "tl::load_tile_tma<" << threads << ", " << run << ", " << copy->second.box.boxCols << ">("
                  << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
                  << name(f.getArgument(copy->second.arg)) << "_tmap, " << name(l.getIndices()[0]) << ", " << c
                  << copyGroupsArg() << ");\n";

@@ -74,8 +74,9 @@ void Emitter::planTensorCopies() {
     std::optional<std::pair<int64_t, int64_t>> layout = copyLayout(a, elemBytes);
     if (!layout)
       return;
-    const EmittedTensorMap box{arg.getArgNumber(), static_cast<int>(a.getType().rows()),
-                               static_cast<int>(layout->second), static_cast<int>(layout->first)};
+    const EmittedTensorMap box{arg.getArgNumber(), TensorMapBox{static_cast<int>(a.getType().rows()),
+                                                                static_cast<int>(layout->second),
+                                                                static_cast<int>(layout->first)}};
     // One tensor map per tensor: loads of another box shape copy cooperatively.
     auto [it, added] = tensorMaps.try_emplace(arg.getArgNumber(), box);
     if (added || it->second == box)

@@ -289,7 +289,7 @@ json entryJson(const KernelEntry &k) {
       arg["dtype"] = a.dtype;
       arg["rank"] = a.rank;
       arg["divisibility"] = a.divisibility;
-      if (a.tensorMap.boxRows > 0)
+      if (a.tensorMap.present())
         arg["tensor_map"] = {{"box", {a.tensorMap.boxRows, a.tensorMap.boxCols}}, {"swizzle", a.tensorMap.swizzleBytes}};
     }
     args.push_back(std::move(arg));
@@ -321,7 +321,7 @@ std::string serializeEntry(const KernelEntry &k) { return entryJson(k).dump(2) +
 int requiredFormatVersion(const Manifest &m) {
   for (const KernelEntry &k : m.kernels)
     for (const ArgSpec &a : k.args)
-      if (a.tensorMap.boxRows > 0)
+      if (a.tensorMap.present())
         return 2;
   return 1;
 }

@@ -5,6 +5,8 @@
 // Plain C++ and nlohmann/json, no LLVM: libtilec_rt links it.
 #pragma once
 
+#include "tilec/tensor_map.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,12 +32,9 @@ struct ArgSpec {
   int rank = 0;               ///< tensors: number of dimensions
   int64_t divisibility = 1;   ///< tensors: innermost extent multiple and alignment in elements (<= 16 bytes)
   /// Rank-2 tensors the kernel reads with tensor copies (NVIDIA TMA): the
-  /// kernel takes a tensor map right after the tensor's extents, for boxes of
-  /// boxRows x boxCols elements in the swizzle of span swizzleBytes (32, 64,
-  /// 128; 0: none); the launch encodes it from the tensor. boxRows 0: none.
-  struct TensorMap {
-    int boxRows = 0, boxCols = 0, swizzleBytes = 0;
-  } tensorMap;
+  /// kernel takes a tensor map right after the tensor's extents; the launch
+  /// encodes it from the tensor.
+  TensorMapBox tensorMap;
 };
 
 /// One grid axis, as tilec::GridDim: extent ceil(args[arg].shape[dim] / tile);

@@ -132,7 +132,7 @@ tilec_status prepare(const KernelEntry &k, const tilec_arg *args, int numArgs, t
       int32_t extent = static_cast<int32_t>(a.shape[d]);
       slots.push_back(slotOf(&extent, sizeof extent));
     }
-    if (p.tensorMap.boxRows > 0) {
+    if (p.tensorMap.present()) {
       maps.push_back({slots.size(), i});
       slots.push_back(0);
     }

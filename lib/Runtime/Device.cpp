@@ -102,7 +102,7 @@ std::vector<RawParam> expand(const CompiledKernel &k, const std::vector<LaunchAr
       raw.push_back({RawParam::Pointer, a.data});
       for (int64_t d : a.shape)
         raw.push_back({RawParam::Int, nullptr, static_cast<int32_t>(d)});
-      if (k.params[i].tensorMap.boxRows > 0)
+      if (k.params[i].tensorMap.present())
         raw.push_back({RawParam::Pointer, a.data});
     } else if (a.kind == LaunchArg::F32) {
       raw.push_back({RawParam::Float, nullptr, 0, static_cast<float>(a.value)});

@@ -40,7 +40,7 @@ bundle::KernelEntry manifestEntry(const BundledKernel &k) {
     a.dtype = a.kind == bundle::ArgSpec::Tensor ? p.elemType : a.kind == bundle::ArgSpec::F32 ? "f32" : "i32";
     a.rank = a.kind == bundle::ArgSpec::Tensor ? p.rank : 0;
     a.divisibility = p.divisibility;
-    a.tensorMap = {p.tensorMap.boxRows, p.tensorMap.boxCols, p.tensorMap.swizzleBytes};
+    a.tensorMap = p.tensorMap;
     e.args.push_back(a);
   }
   for (const GridDim &g : c.grid)
