@@ -49,16 +49,7 @@ PARTIAL = {
 }
 
 # Known exceptions, each with the work that removes it.
-KNOWN_EXCEPTIONS = {
-    # The emitter reads the passes' discardable attributes through
-    # Transforms/PassDetail.h (and links the passes' library for its readers)
-    # until they become typed dialect attributes (layouts, LDS placement,
-    # roles) that the emitter reads from the dialect.
-    ("lib/Emit/EmitHIP.cpp", "lib/Transforms/PassDetail.h"),
-    ("lib/Emit/EmitHIPOps.cpp", "lib/Transforms/PassDetail.h"),
-    ("lib/Emit/EmitTensorCopies.cpp", "lib/Transforms/PassDetail.h"),
-    ("tilec_emit", "tilec_transforms"),
-}
+KNOWN_EXCEPTIONS = set()
 
 # CMake targets of each component.
 TARGETS = {

@@ -3,7 +3,7 @@
 // LDS placement the passes chose, so the kernel text stays readable.
 #include "Emit/HIPEmitter.h"
 
-#include "Transforms/PassDetail.h"
+#include "Dialect/Tile/TileContract.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"

@@ -3,7 +3,7 @@
 // arithmetic and tile.map's element functions are in EmitHIPExprs.cpp.
 #include "Emit/HIPEmitter.h"
 
-#include "Transforms/PassDetail.h"
+#include "Dialect/Tile/TileContract.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

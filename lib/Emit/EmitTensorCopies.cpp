@@ -6,7 +6,7 @@
 // tensor (encoded by the runtime from the manifest's tensor_map entry).
 #include "Emit/HIPEmitter.h"
 
-#include "Transforms/PassDetail.h"
+#include "Dialect/Tile/TileContract.h"
 
 namespace tilec::hip {
 
