@@ -84,6 +84,12 @@ struct CompiledKernel {
   Report report;
   int numWaves = 0;               ///< waves per workgroup
   int waveSize = 0;
+  /// Shared memory each launch passes dynamically. NVIDIA kernels address
+  /// all the shared memory the compiler planned through one dynamic array:
+  /// these bytes, which the report's ldsBytes exceeds by the static section
+  /// ptxas reserves beside the array (asking for the report's total would
+  /// cross the device's limit first). AMD: 0, the code object declares its LDS.
+  int64_t dynamicLdsBytes = 0;
   GridSpec grid;
   std::vector<KernelParamInfo> params;  ///< in kernel-argument order
   std::vector<std::string> paramTypes;  ///< C types of the HIP parameters (after expansion)

@@ -235,6 +235,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
     out.report.ldsTiles.push_back({t.name, t.role, t.bytes, t.readBytes, t.writeBytes, t.bankConflicts});
   out.numWaves = hip->numWaves;
   out.waveSize = hip->waveSize;
+  out.dynamicLdsBytes = target->vendor == Vendor::NVIDIA ? hip->ldsBytes : 0;
   out.paramTypes = hip->paramTypes;
   out.remarks = diags.remarks;
   for (BlockArgument arg : kernel.getArguments()) {

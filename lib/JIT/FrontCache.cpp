@@ -188,6 +188,7 @@ std::string encodeCompiledKernel(const CompiledKernel &k) {
     w.i64(v);
   w.i64(k.numWaves);
   w.i64(k.waveSize);
+  w.i64(k.dynamicLdsBytes);
   w.i64(static_cast<int64_t>(k.grid.size()));
   for (const GridDim &g : k.grid) {
     w.i64(g.arg);
@@ -230,7 +231,8 @@ std::optional<CompiledKernel> decodeCompiledKernel(std::string_view payload) {
             in.integer(r.sgpr) && in.integer(r.ldsBytes) && in.integer(r.scratchBytes) &&
             in.integer(r.vgprSpills) && in.integer(r.sgprSpills) && in.integer(r.waveSize) &&
             in.integer(r.occupancy) && in.integer(r.matrixInstructions) &&
-            in.integer(r.codeObjectBytes) && in.integer(k.numWaves) && in.integer(k.waveSize);
+            in.integer(r.codeObjectBytes) && in.integer(k.numWaves) && in.integer(k.waveSize) &&
+            in.i64(k.dynamicLdsBytes);
   size_t n = 0;
   if (!ok || !in.count(n))
     return std::nullopt;

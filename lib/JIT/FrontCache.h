@@ -32,7 +32,7 @@
 namespace tilec::jit {
 
 /// Bump when the entry layout, the payload or the key recipe changes.
-inline constexpr uint32_t kFrontCacheFormatVersion = 5;
+inline constexpr uint32_t kFrontCacheFormatVersion = 6;
 
 /// Hex SHA-256 over everything that determines a compileTileIR result: the
 /// tile IR text, `bufferName` (it names the text in remarks), opts.arch,

@@ -38,10 +38,6 @@ std::string vendorOf(const std::string &target) {
   return "";
 }
 
-int64_t dynamicSharedBytesFor(const std::string &vendor, int64_t ldsBytes) {
-  return vendor == "nvidia" ? ldsBytes : 0;
-}
-
 int64_t elementBytes(const std::string &dtype) {
   size_t i = dtype.find_first_of("0123456789");
   int64_t bits = i == std::string::npos ? 8 : std::atoll(dtype.c_str() + i);

@@ -60,8 +60,9 @@ struct KernelEntry {
   std::map<std::string, std::string> compileOptions;  ///< e.g. jit=auto
   int blockSize = 0;            ///< threads per block (one-dimensional)
   int64_t ldsBytes = 0;         ///< LDS / shared memory of one block
-  /// Shared memory passed at launch: NVIDIA kernels take their shared memory
-  /// dynamically (ldsBytes); AMD code objects declare it statically (0).
+  /// Shared memory passed at launch (CompiledKernel::dynamicLdsBytes): NVIDIA
+  /// kernels take the shared memory they address dynamically (ldsBytes less
+  /// the static section ptxas reserves); AMD code objects declare it (0).
   int64_t dynamicSharedBytes = 0;
   std::vector<ArgSpec> args;    ///< in kernel-argument order
   std::vector<GridAxis> grid;   ///< 1 to 3 axes
@@ -83,8 +84,6 @@ struct Manifest {
 int requiredFormatVersion(const Manifest &m);
 /// "nvidia" for sm_*, "amd" for gfx*, "" for anything else.
 std::string vendorOf(const std::string &target);
-/// Dynamic shared memory a launch of a kernel with `ldsBytes` passes on `vendor`.
-int64_t dynamicSharedBytesFor(const std::string &vendor, int64_t ldsBytes);
 /// Bytes of one element of `dtype` as MLIR spells it (bf16, f32, i8,
 /// f8E4M3FNUZ): the first number in the name is its bit width.
 int64_t elementBytes(const std::string &dtype);

@@ -30,7 +30,7 @@ bundle::KernelEntry manifestEntry(const BundledKernel &k) {
   e.compileOptions = k.compileOptions;
   e.blockSize = c.numWaves * c.waveSize;
   e.ldsBytes = c.report.ldsBytes;
-  e.dynamicSharedBytes = bundle::dynamicSharedBytesFor(e.vendor, e.ldsBytes);
+  e.dynamicSharedBytes = c.dynamicLdsBytes;
   for (const KernelParamInfo &p : c.params) {
     bundle::ArgSpec a;
     a.name = p.name;

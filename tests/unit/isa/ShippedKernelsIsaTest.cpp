@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -167,6 +168,14 @@ TEST_P(ShippedKernelIsa, ChecksPass) {
     EXPECT_EQ(ck.report.vgprSpills, 0) << ck.name;
     EXPECT_EQ(ck.assembly.find(".local"), std::string::npos) << ck.name << " uses local memory";
     EXPECT_LE(ck.report.ldsBytes, target.ldsBytesPerWorkgroup) << ck.name;
+    // A launch asks for the shared memory the kernel addresses: the tiles
+    // tilec-allocate-lds placed (tile.lds_bytes of the tile IR) and the
+    // emitter's barriers after them, within the report's total, which adds
+    // the static section ptxas reserves.
+    const size_t at = ck.tileIR.find("tile.lds_bytes = ");
+    ASSERT_NE(at, std::string::npos) << ck.name;
+    EXPECT_GE(ck.dynamicLdsBytes, std::atoll(ck.tileIR.c_str() + at + 17)) << ck.name;
+    EXPECT_LE(ck.dynamicLdsBytes, ck.report.ldsBytes) << ck.name;
     EXPECT_GT(ck.report.occupancy, 0) << ck.name;
     const auto part = v.params.find("part");
     const bool reduction = part != v.params.end() && part->second == "combine";
@@ -176,6 +185,7 @@ TEST_P(ShippedKernelIsa, ChecksPass) {
     return;
   }
 
+  EXPECT_EQ(ck.dynamicLdsBytes, 0) << ck.name << ": AMD code objects declare their LDS";
   llvm::Expected<KernelNote> note = readKernelNote(ck.codeObject);
   ASSERT_TRUE(!!note) << llvm::toString(note.takeError());
   EXPECT_EQ(note->eFlags, expectedElfFlags(v.arch));

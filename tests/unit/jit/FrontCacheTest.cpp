@@ -108,6 +108,7 @@ void expectSameKernel(const CompiledKernel &a, const CompiledKernel &b) {
   EXPECT_EQ(a.report.agpr, b.report.agpr);
   EXPECT_EQ(a.report.sgpr, b.report.sgpr);
   EXPECT_EQ(a.report.ldsBytes, b.report.ldsBytes);
+  EXPECT_EQ(a.dynamicLdsBytes, b.dynamicLdsBytes);
   EXPECT_EQ(a.report.scratchBytes, b.report.scratchBytes);
   EXPECT_EQ(a.report.vgprSpills, b.report.vgprSpills);
   EXPECT_EQ(a.report.sgprSpills, b.report.sgprSpills);
