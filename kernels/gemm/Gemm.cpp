@@ -25,8 +25,7 @@
 // NVIDIA). An operand stored with k along its rows (A of layout t, B of
 // layout n) is transposed on the way into LDS (tile.load {transpose}); on
 // NVIDIA, B of layout n keeps its K x N tile (b_lds=kn: ldmatrix.trans reads
-// it, and cp.async moves it without registers), and on gfx1151 too (WMMA
-// operands are read element by element whatever the tile).
+// it, and cp.async moves it without registers).
 //
 // fp8 (dtype=fp8: e4m3fnuz A and B; dtype=bf8: e5m2fnuz A and B; gfx942 only.
 // dtype=e4m3 / e5m2: the OCP formats, sm_90a only, through mma.sync m16n8k32):

@@ -132,7 +132,7 @@ KernelInfo gemmKernelInfo() {
        ParamSpec::oneOf({"partial", "reduce"})},
       {"b_lds", "nk",
        "B's LDS tile: nk (k contiguous; B of layout n is transposed on the way in) | kn (n contiguous; B of layout t "
-       "is transposed on the way in). NVIDIA and WMMA (gfx1151) targets: as B is stored",
+       "is transposed on the way in). NVIDIA targets: as B is stored",
        ParamSpec::oneOf({"nk", "kn"})},
       {"schedule", "none",
        "wavefront schedule of the k loop: none | interleave | setprio | interleave+setprio | pingpong | "
@@ -196,16 +196,15 @@ KernelInfo gemmKernelInfo() {
   // registers) keeps 128 x 128 x 32.
   //
   // B's LDS tile follows B's storage (nothing transposed on the way in) where
-  // the k-contiguous tile buys no wider reads: NVIDIA (ldmatrix.trans) and
-  // WMMA targets (gfx1151, whose 32-byte operands are read element by
-  // element whatever the tile; transposing there only adds registers: the
-  // default GEMM spilled 80 bytes).
+  // the k-contiguous tile buys no wider reads: NVIDIA (ldmatrix.trans). AMD
+  // targets keep B k-contiguous (b_lds=nk) whatever its storage: gfx1151's
+  // WMMA operands of a K x N tile are read element by element (ds_load_u16),
+  // of an N x K tile 8 bytes at a time (the 128 x 128 x 32 default: 215
+  // VGPRs against 222, no spills either way).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     auto get = [&](const char *k, const char *d) { auto it = p.find(k); return it == p.end() ? std::string(d) : it->second; };
     const std::string layout = get("layout", "nn"), dt = get("dtype", "bf16");
     const bool transA = layout.size() == 2 && layout[0] == 't', transB = layout.size() == 2 && layout[1] == 't';
-    const std::vector<const MatrixInstr *> instrs = t.instrsFor(ElemType::BF16);
-    const bool wmma = !instrs.empty() && instrs.front()->family == MatrixFamily::WMMA;
     // 8-bit operands on NVIDIA: B's tile N x K whatever its storage, since
     // ldmatrix has no transposing form for 8-bit elements (a K x N tile's
     // operands would be gathered byte by byte).
@@ -213,7 +212,7 @@ KernelInfo gemmKernelInfo() {
     const bool eightBitOnNvidia = t.vendor == Vendor::NVIDIA && eightBit;
     if (eightBitOnNvidia)
       p.try_emplace("b_lds", "nk");
-    else if (t.vendor == Vendor::NVIDIA || wmma)
+    else if (t.vendor == Vendor::NVIDIA)
       p.try_emplace("b_lds", transB ? "nk" : "kn");
     if (t.vendor != Vendor::NVIDIA)
       return;

@@ -273,7 +273,6 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
 
   void runOnOperation() override {
     func::FuncOp f = getOperation();
-    Builder b(&getContext());
     if (auto arch = f->getAttrOfType<StringAttr>(tile::attr::kTarget))
       target = lookupTarget(arch.getValue().str());
     f.walk([&](tile::GemmOp g) {
