@@ -393,7 +393,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
         auto pending = loop->getAttrOfType<IntegerAttr>(tile::attr::kAsyncPending);
         if (auto st = loop->getAttrOfType<IntegerAttr>(tile::attr::kNumStages); st && loop->hasAttr("tile.pipelined"))
           line() << "// software-pipelined: " << st.getInt() << " LDS buffers per tile, "
-                 << (pending ? "filled by asynchronous copies " + std::to_string(st.getInt() - 1) + " iterations ahead"
+                 << (pending ? "filled by asynchronous copies; at most " + std::to_string(pending.getInt()) +
+                                   " copy groups still in flight at the top of an iteration"
                              : std::string("the next tile prefetched into registers"))
                  << "\n";
         if (auto sc = loop->getAttrOfType<DictionaryAttr>(tile::attr::kSchedule)) {
