@@ -68,14 +68,12 @@ struct ModelCase {
   const DevicePeaks *peaks = nullptr;
 };
 
-/// The value of `key = ` (an integer) or `key = "..."` in the tile IR text.
+/// The value of `key = ` (an integer) in the tile IR text.
 std::optional<std::string> irAttr(const std::string &ir, const std::string &key, size_t from = 0) {
   size_t at = ir.find(key + " = ", from);
   if (at == std::string::npos)
     return std::nullopt;
   at += key.size() + 3;
-  if (ir[at] == '"')
-    return ir.substr(at + 1, ir.find('"', at + 1) - at - 1);
   size_t end = ir.find_first_not_of("0123456789", at);
   return ir.substr(at, end - at);
 }

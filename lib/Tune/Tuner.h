@@ -118,7 +118,7 @@ struct TunableGemm {
 /// The matrix instruction and wave grid tilec-select-matrix-instr chose for
 /// the first tile.gemm of compiled tile IR (`tilec::CompiledKernel::tileIR`):
 /// its `#tile.matrix<"instr", wave_grid = [wm, wn], ...>` layout; nullopt when
-/// the IR has no tile.gemm or it no such layout.
+/// the IR has no tile.gemm or the gemm has no such layout.
 struct ChosenTiling {
   std::string instr;
   int wm = 0, wn = 0;

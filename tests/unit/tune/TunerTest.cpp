@@ -103,6 +103,12 @@ TEST(Tuner, SmallGemmPicksACleanConfig_gfx942) {
   EXPECT_EQ(ck->report.scratchBytes, 0);
   EXPECT_EQ(ck->name, best.kernelName);
   EXPECT_GT(ck->report.matrixInstructions, 0);
+  // The tiling read back from the compiled tile IR (what instrMismatch and
+  // the ranking use) is the gemm's #tile.matrix layout.
+  std::optional<ChosenTiling> chosen = chosenTiling(ck->tileIR);
+  ASSERT_TRUE(chosen) << ck->tileIR;
+  EXPECT_NE(lookupTarget("gfx942")->findInstr(chosen->instr), nullptr) << chosen->instr;
+  EXPECT_EQ(int64_t(chosen->wm) * chosen->wn, best.tile.waves);
 
   // Same shape class (500 -> 512): a cache hit that compiles nothing.
   Result<TuneResult> again = tuneShippedKernel(kernels::gemmKernelInfo(), shape(500, 512, 300), options(dir));
