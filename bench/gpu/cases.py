@@ -91,6 +91,27 @@ class Fp8Gemm(Case):
             self.variant(c, [(plan.fp8_gemm_key(m, n, k, c), ["A", "B", "C", "scale_a", "scale_b"])])
 
 
+class StridedGemm(Case):
+    """C = A @ B^T as Gemm, with A the leading K columns of a buffer [M, K + pad]
+    (plan.STRIDED_GEMM_PAD): tilec's strided kernel reads the buffer with lda = K + pad
+    and the i32 sizes; the baselines take the view A = buf[:, :K]."""
+    family = "strided_gemm"
+    outputs = ("C",)
+
+    def __init__(self, m, n, k):
+        lda = k + plan.STRIDED_GEMM_PAD
+        super().__init__("%dx%dx%d lda %d" % (m, n, k, lda))
+        self.m, self.n, self.k = m, n, k
+        self.tensors = {"A": ((m, lda), "bf16"), "B": ((n, k), "bf16"), "C": ((m, n), "bf16")}
+        self.scalars = {"M": m, "N": n, "K": k, "batch": 1, "batch_stride_a": m, "batch_stride_b": n,
+                        "batch_stride_c": m}
+        self.work = {"flop": 2.0 * m * n * k}
+        for c in plan.STRIDED_GEMM_CONFIGS:
+            self.variant(c, [(plan.strided_gemm_key(m, n, k, c), ["A", "B", "C", "M", "N", "K", "batch",
+                                                                   "batch_stride_a", "batch_stride_b",
+                                                                   "batch_stride_c"])])
+
+
 ATTN_ARGS = ["Q", "K", "V", "O", "LSE", "cu_seqlens_q", "cu_seqlens_k", "softmax_scale", "max_seqlen_q", "batch"]
 
 
@@ -365,13 +386,14 @@ class Rope(Case):
                          [(plan.rope_key(cfg), ["positions", "Q", "K", "cos_sin_cache"])])
 
 
-FAMILIES = ["gemm", "fp8_gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
+FAMILIES = ["gemm", "fp8_gemm", "strided_gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
             "rope", "rms_norm_fp8", "rms_norm_fp8_token", "rms_norm_fp8_group", "silu_and_mul_fp8"]
 
 
 def all_cases():
     cases = [Gemm(*s) for s in plan.GEMM_SHAPES]
     cases += [Fp8Gemm(*s) for s in plan.FP8_GEMM_SHAPES]
+    cases += [StridedGemm(*s) for s in plan.STRIDED_GEMM_SHAPES]
     a = plan.ATTN
     for causal in (True, False):
         cases.append(Attention([a["seq"]] * a["batch"], causal))

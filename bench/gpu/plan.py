@@ -5,6 +5,7 @@ sm_90a bundle and writes plan.json (job key -> kernel name and code-object
 report); run.py (GPU machine) launches the kernels by those keys over the
 shapes below. No torch here: both sides import it.
 """
+import math
 
 ARCH = "sm_90a"
 
@@ -94,6 +95,28 @@ def _fp8_gemm_params(m, n, k, config):
     bm, bn, bk, w, st, gm = config.split()[:6]
     return {"M": m, "N": n, "K": k, "layout": GEMM_LAYOUT, "dtype": FP8_GEMM_DTYPE, "out": "bf16",
             "block_m": bm, "block_n": bn, "block_k": bk, "waves": w, "stages": st, "group_m": gm}
+
+
+# ---- Strided GEMM: C = x @ W^T with x a view of padded rows (x = buf[:, :K], buf [M, K + pad]),
+# as a slice of a wider activation is: tilec's strided kernel (-p lda) against F.linear on the
+# same view (cuBLAS takes the leading dimension) and, in the same run, the tight GEMM row of
+# GEMM_SHAPES. A pad of 64 keeps rows 16-byte multiples apart: the kernel's 16-byte loads
+# (docs/gemm.md). Configurations as GEMM_BIG's; the first is the NVIDIA default for strided
+# operands, the others those of the tight kernel.
+STRIDED_GEMM_SHAPES = [(4096, 4096, 4096)]
+STRIDED_GEMM_PAD = 64
+STRIDED_GEMM_CONFIGS = ["128 128 32 8 3 8", "128 128 64 8 3 8", "128 256 64 8 4 8"]
+
+
+def strided_gemm_key(m, n, k, config):
+    lda = k + STRIDED_GEMM_PAD
+    return "gemm_strided/%s/div%d/%s" % (GEMM_LAYOUT, gemm_divisibility(math.gcd(k, lda)), config.replace(" ", "_"))
+
+
+def _strided_gemm_params(m, n, k, config):
+    bm, bn, bk, w, st, gm = config.split()[:6]
+    return {"M": m, "N": n, "K": k, "layout": GEMM_LAYOUT, "out": "bf16", "lda": k + STRIDED_GEMM_PAD,
+            "strided": 1, "block_m": bm, "block_n": bn, "block_k": bk, "waves": w, "stages": st, "group_m": gm}
 
 
 # ---- Attention forward: packed [total, heads * D] layout -------------------------------------
@@ -361,6 +384,9 @@ def compile_jobs():
     for (m, n, k) in FP8_GEMM_SHAPES:
         for i, c in enumerate(FP8_GEMM_CONFIGS):
             add(fp8_gemm_key(m, n, k, c), "gemm", _fp8_gemm_params(m, n, k, c), i == 0)
+    for (m, n, k) in STRIDED_GEMM_SHAPES:
+        for i, c in enumerate(STRIDED_GEMM_CONFIGS):
+            add(strided_gemm_key(m, n, k, c), "gemm", _strided_gemm_params(m, n, k, c), False)
     for causal in (1, 0):
         for i, cfg in enumerate(ATTN_CONFIGS):
             add(attn_key(ATTN["heads"], causal, cfg), "attention", _attn_params(ATTN["heads"], causal, cfg), i == 0)

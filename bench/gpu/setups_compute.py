@@ -29,6 +29,14 @@ def bind(env):
         # bf16 output: one rounding (2^-9 relative on average) over f32 sums.
         return ref, {"C": 1e-2}, base, errs
 
+    def setup_strided_gemm(case, T):
+        env.fill_randn(T, "A", "B")
+        A, W = T["A"][:, :case.k], T["B"]  # the view the caller holds; tilec reads T["A"] with lda
+        ref = {"C": A.double() @ W.double().t()}
+        base = {"F.linear": lambda: F.linear(A, W)}
+        errs = {"F.linear": rel_err(F.linear(A, W), ref["C"])}
+        return ref, {"C": 1e-2}, base, errs
+
     def setup_fp8_gemm(case, T):
         # Inputs: normal samples (|x| < 6 or so) rounded to e4m3 (max 448), so the
         # per-tensor scales are what a quantised tensor carries, not saturation.
@@ -244,5 +252,5 @@ def bind(env):
         # (2^-8 each): 2e-2; the baselines' errors above are the yardstick.
         return ref, {"dQ": 2e-2, "dK": 2e-2, "dV": 2e-2}, base, errs
 
-    return {"gemm": setup_gemm, "fp8_gemm": setup_fp8_gemm, "attention": setup_attention,
+    return {"gemm": setup_gemm, "fp8_gemm": setup_fp8_gemm, "strided_gemm": setup_strided_gemm, "attention": setup_attention,
             "paged_decode": setup_decode, "mla_decode": setup_mla, "moe": setup_moe, "attention_bwd": setup_bwd}

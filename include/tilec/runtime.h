@@ -39,7 +39,7 @@ typedef enum tilec_status {
   TILEC_ERROR_ARG_KIND = 6,           /* a tensor where the kernel takes a scalar, or the reverse */
   TILEC_ERROR_DTYPE = 7,              /* the tensor's element type is not the kernel's */
   TILEC_ERROR_RANK = 8,               /* the tensor's rank is not the kernel's */
-  TILEC_ERROR_DIVISIBILITY = 9,       /* the innermost extent is not a multiple of the kernel's divisibility */
+  TILEC_ERROR_DIVISIBILITY = 9,       /* an innermost extent or an i32 argument is not a multiple of the kernel's divisibility */
   TILEC_ERROR_ALIGNMENT = 10,         /* the data pointer is not aligned as the kernel's divisibility needs */
   TILEC_ERROR_NULL_POINTER = 11,      /* a tensor with elements has a null data pointer */
   TILEC_ERROR_TOO_LARGE = 12,         /* an extent or a grid axis >= 2^31, a tensor >= 2^31 bytes, a negative extent */

@@ -47,7 +47,8 @@ struct KernelParamInfo {
   std::string name;      ///< the DSL's argument name (may be empty)
   /// tensors: the innermost extent must be a multiple of this many elements
   /// and the data aligned to as many elements' bytes (up to 16); see
-  /// dsl::TensorOptions. Launches check it.
+  /// dsl::TensorOptions. i32 scalars: the value must be a multiple of it
+  /// (dsl::ScalarOptions). Launches check it.
   int64_t divisibility = 1;
   /// Tensors the kernel reads with tensor copies (NVIDIA TMA): the box of its
   /// tensor map, which follows the extents among the kernel's parameters and

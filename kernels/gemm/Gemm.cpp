@@ -34,6 +34,7 @@
 // stages with the default tile). Mixed fp8 x bf8 operands are not offered.
 #include "gemm/Gemm.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace tilec::kernels {
@@ -69,9 +70,8 @@ std::string gemmKernelName(const GemmConfig &c) {
          (c.schedule.setprio ? "_setprio" : "") +
          (c.bTile == GemmConfig::BTile::KN ? "_bkn" : "") +
          (c.splitK > 1 ? "_sk" + std::to_string(c.splitK) : "") +
-         (c.strided                ? std::string("_strided")
-          : dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn)
-                                   : std::string()) +
+         (c.strided ? std::string("_strided") : std::string()) +
+         (dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn) : std::string()) +
          (c.instr == dsl::MatrixScope::Warp ? "_warpmma" : c.instr == dsl::MatrixScope::Warpgroup ? "_wgmma" : "");
 }
 
@@ -132,9 +132,10 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   KernelBuilder kb(gemmKernelName(config), {.numWaves = config.waves});
   // A: [M, K] or, transposed, [K, M]; B: [K, N] or [N, K]. What their inner
   // extents are multiples of lets the tiles' loads move up to 16 bytes each
-  // (the launch checks it). Strided: the buffers holding them (GemmConfig::strided).
-  const int64_t divA = config.strided ? 1 : resolvedDivisibility(config.divisibilityA, config.dtype);
-  const int64_t divB = config.strided ? 1 : resolvedDivisibility(config.divisibilityB, config.dtype);
+  // (the launch checks it). Strided: the buffers holding them, whose inner
+  // extents are the leading dimensions (GemmConfig::strided).
+  const int64_t divA = resolvedDivisibility(config.divisibilityA, config.dtype);
+  const int64_t divB = resolvedDivisibility(config.divisibilityB, config.dtype);
   Tensor A = kb.tensor("A", config.dtype, 2, {.divisibility = divA});
   Tensor B = kb.tensor("B", config.dtype, 2, {.divisibility = divB});
   // C [M, N]; split-K: the f32 partial sums [split_k * M, N] instead (slice s
@@ -153,9 +154,11 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   // One workgroup per BM x BN tile of C (split-K: split_k of them, grid axis
   // 2; strided: one per matrix of the batch, grid axis 2).
   if (config.strided) {
-    M = kb.scalarI32("M");
-    N = kb.scalarI32("N");
-    Index K = kb.scalarI32("K");
+    // The sizes bound the operands' windows: an inner extent is a multiple
+    // of its operand's divisibility, as the contiguous kernel's tensors.
+    M = kb.scalarI32("M", {.divisibility = config.transA ? divA : 1});
+    N = kb.scalarI32("N", {.divisibility = config.transB ? 1 : divB});
+    Index K = kb.scalarI32("K", {.divisibility = std::max(config.transA ? 1 : divA, config.transB ? divB : 1)});
     stridedK = K;
     Index batch = kb.scalarI32("batch");
     Index strideA = kb.scalarI32("batch_stride_a"), strideB = kb.scalarI32("batch_stride_b"),

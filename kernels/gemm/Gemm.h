@@ -42,7 +42,8 @@ struct GemmConfig {
   int64_t groupM = 1;
   int64_t xcds = 1;
   /// What the kernel may assume of the inner (contiguous) extent of A (K for
-  /// layout n, M for t) and of B (N for n, K for t)
+  /// layout n, M for t) and of B (N for n, K for t), and strided of their
+  /// leading dimensions
   /// (dsl::TensorOptions::divisibility): a power of two; 0 = 16 bytes' worth
   /// of elements (8 for bf16/f16, 16 for fp8), which lets the A and B tiles
   /// move 16 bytes per global load. Launches refuse tensors that break it.
@@ -66,9 +67,10 @@ struct GemmConfig {
   /// the buffer; 0 shares one matrix over the batch). Matrix b of the batch
   /// is the window at row b * batch_stride; grid axis 2 runs over the batch.
   /// Loads and stores stay inside each window, so padding columns are neither
-  /// read nor written. The operands' global accesses are element-wise (the
-  /// logical inner extents are run-time values of unknown divisibility), so
-  /// the buffers have divisibility 1 and launches need no alignment.
+  /// read nor written. divisibilityA and B cover the buffers' inner extents
+  /// (the leading dimensions) and the i32 sizes bounding the windows' rows
+  /// (K for A of layout n, M for t; N for B of layout n, K for t): the
+  /// launch checks both, and 1 takes any strides and alignment.
   bool strided = false;
 };
 

@@ -8,7 +8,9 @@
 
 #include "Params.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <optional>
 
 namespace tilec::kernels {
@@ -102,6 +104,11 @@ KernelInfo gemmKernelInfo() {
        "auto (strided where lda, ldb, ldc, batch or a batch stride is not tight) | 1: the kernel that takes the "
        "buffers [rows, ld] and the i32 arguments M, N, K, batch, batch_stride_a/b/c after C (and the scales) | 0",
        ParamSpec::integer(0, 1, {"auto"})},
+      {"divisibility", "auto",
+       "the most the kernel assumes A's and B's inner extents, leading dimensions and data alignment are multiples "
+       "of, in elements: auto (the largest powers of two dividing the sizes and strides given, up to 16 bytes) | 1 | "
+       "2 | 4 | 8 | 16. Launches refuse operands that break it; 1 takes any",
+       ParamSpec::oneOf({"auto", "1", "2", "4", "8", "16"})},
       {"scale_a", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of A (a kernel argument; used by --run)",
        ParamSpec::real(), ParamRole::Problem},
       {"scale_b", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of B (a kernel argument; used by --run)",
@@ -150,16 +157,21 @@ KernelInfo gemmKernelInfo() {
     c.transB = layout[1] == 't';
     c.bTile = p.choice("b_lds") == "kn" ? GemmConfig::BTile::KN : GemmConfig::BTile::NK;
     c.dtype = p.dtype("dtype");
-    // The kernel is specialised on what the operands' inner extents are
-    // multiples of (not on their values): 4096 and 2048 share one kernel,
-    // 4095 gets another.
-    c.divisibilityA = gemmDivisibility(c.transA ? M : K, c.dtype);
-    c.divisibilityB = gemmDivisibility(c.transB ? K : N, c.dtype);
     c.out = p.dtype("out");
     const Result<std::pair<GemmStrides, bool>> strides = readGemmStrides(p, M, N, K, c.transA, c.transB);
     if (!strides)
       return Error{strides.error()};
     c.strided = strides->second;
+    // The kernel is specialised on what the operands' inner extents (and,
+    // strided, their leading dimensions) are multiples of, not on their
+    // values: 4096 and 2048 share one kernel, 4095 gets another.
+    const int64_t innerA = c.transA ? M : K, innerB = c.transB ? K : N;
+    const int64_t lda = c.strided && strides->first.lda ? strides->first.lda : innerA;
+    const int64_t ldb = c.strided && strides->first.ldb ? strides->first.ldb : innerB;
+    const std::string cap = p.choice("divisibility");
+    const int64_t most = cap == "auto" ? 16 : std::atoll(cap.c_str());
+    c.divisibilityA = std::min(most, gemmDivisibility(std::gcd(innerA, lda), c.dtype));
+    c.divisibilityB = std::min(most, gemmDivisibility(std::gcd(innerB, ldb), c.dtype));
     c.blockM = p.integer("block_m");
     c.blockN = p.integer("block_n");
     c.blockK = p.integer("block_k");

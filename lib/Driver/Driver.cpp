@@ -245,13 +245,13 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
     if (auto mt = dyn_cast<MemRefType>(arg.getType())) {
       p.kind = KernelParamInfo::Tensor;
       p.rank = static_cast<int>(mt.getRank());
-      if (auto d = kernel.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility))
-        p.divisibility = d.getInt();
       llvm::raw_string_ostream os(p.elemType);
       os << mt.getElementType();
     } else {
       p.kind = arg.getType().isF32() ? KernelParamInfo::F32 : KernelParamInfo::I32;
     }
+    if (auto d = kernel.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility))
+      p.divisibility = d.getInt();
     out.params.push_back(std::move(p));
   }
   for (const EmittedTensorMap &m : hip->tensorMaps)

@@ -183,6 +183,8 @@ void readArg(Reader &r, const json &a, const std::string &path, ArgSpec &out) {
   } else if (kind == "f32" || kind == "i32") {
     out.kind = kind == "f32" ? ArgSpec::F32 : ArgSpec::I32;
     out.dtype = kind;
+    if (out.kind == ArgSpec::I32 && a.contains("divisibility"))  // absent: 1
+      out.divisibility = r.integer(a, path, "divisibility", 1, kInt32Max);
   } else {
     r.fail(path + ".kind", "expected tensor, f32 or i32, got '" + kind + "'");
   }
@@ -287,6 +289,8 @@ json entryJson(const KernelEntry &k) {
       arg["divisibility"] = a.divisibility;
       if (a.tensorMap.present())
         arg["tensor_map"] = {{"box", {a.tensorMap.boxRows, a.tensorMap.boxCols}}, {"swizzle", a.tensorMap.swizzleBytes}};
+    } else if (a.kind == ArgSpec::I32 && a.divisibility > 1) {
+      arg["divisibility"] = a.divisibility;
     }
     args.push_back(std::move(arg));
   }

@@ -30,7 +30,9 @@ struct ArgSpec {
   std::string name;           ///< the DSL's argument name ("" when it has none)
   std::string dtype;          ///< tensors: bf16, f16, f32, i32, f8E4M3FNUZ, ...; scalars: f32 / i32
   int rank = 0;               ///< tensors: number of dimensions
-  int64_t divisibility = 1;   ///< tensors: innermost extent multiple and alignment in elements (<= 16 bytes)
+  /// tensors: innermost extent multiple and alignment in elements (<= 16
+  /// bytes); i32 scalars: the value's multiple (absent from the JSON: 1)
+  int64_t divisibility = 1;
   /// Rank-2 tensors the kernel reads with tensor copies (NVIDIA TMA): the
   /// kernel takes a tensor map right after the tensor's extents; the launch
   /// encodes it from the tensor.

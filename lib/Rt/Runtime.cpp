@@ -91,6 +91,11 @@ tilec_status prepare(const KernelEntry &k, const tilec_arg *args, int numArgs, t
       bool f32 = p.kind == ArgSpec::F32;
       if (a.kind != (f32 ? TILEC_ARG_F32 : TILEC_ARG_I32))
         return fail(TILEC_ERROR_ARG_KIND, where + " must be an " + p.dtype + " scalar");
+      if (!f32 && p.divisibility > 1 && a.i32 % p.divisibility != 0)
+        return fail(TILEC_ERROR_DIVISIBILITY, where + ": " + std::to_string(a.i32) + " is not a multiple of " +
+                                                  std::to_string(p.divisibility) +
+                                                  " (the kernel was compiled for values of divisibility " +
+                                                  std::to_string(p.divisibility) + ")");
       slots.push_back(f32 ? slotOf(&a.f32, sizeof a.f32) : slotOf(&a.i32, sizeof a.i32));
       continue;
     }

@@ -528,6 +528,10 @@ Status checkLaunchArgs(const CompiledKernel &k, const std::vector<LaunchArg> &ar
         return Error{where + " must be an f32 scalar"};
     } else if (a.kind != LaunchArg::I32) {
       return Error{where + " must be an i32 scalar"};
+    } else if (p.divisibility > 1 && static_cast<int64_t>(a.value) % p.divisibility != 0) {
+      return Error{where + ": " + std::to_string(static_cast<int64_t>(a.value)) + " is not a multiple of " +
+                   std::to_string(p.divisibility) + " (the kernel was compiled for values of divisibility " +
+                   std::to_string(p.divisibility) + "; compile it for these sizes)"};
     }
   }
   return Ok{};

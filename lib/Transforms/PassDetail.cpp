@@ -50,6 +50,14 @@ int64_t knownMultipleAt(Value v, int depth) {
       return div.getInt();
     return 1;
   }
+  // An i32 scalar argument is a multiple of its declared divisibility (the
+  // launch checks it).
+  if (auto c = v.getDefiningOp<arith::IndexCastOp>()) {
+    auto arg = dyn_cast<BlockArgument>(c.getIn());
+    auto f = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+    auto div = f ? f.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), tile::attr::kDivisibility) : nullptr;
+    return div ? div.getInt() : 1;
+  }
   if (auto m = v.getDefiningOp<arith::MulIOp>()) {
     int64_t a = knownMultipleAt(m.getLhs(), depth + 1), b = knownMultipleAt(m.getRhs(), depth + 1);
     return a == 0 || b == 0 ? 0 : std::min(kCap, a * b);
@@ -166,9 +174,10 @@ LogicalResult verifyDivisibility(func::FuncOp f) {
     if (!attr)
       continue;
     auto n = dyn_cast<IntegerAttr>(attr);
-    if (!isa<MemRefType>(arg.getType()) || !n || n.getInt() < 1 || !llvm::isPowerOf2_64(n.getInt()))
+    if (!(isa<MemRefType>(arg.getType()) || arg.getType().isInteger(32)) || !n || n.getInt() < 1 ||
+        !llvm::isPowerOf2_64(n.getInt()))
       return f.emitError() << "kernel argument " << arg.getArgNumber() << ": " << tile::attr::kDivisibility
-                           << " must be a positive power of two on a tensor argument, got " << attr;
+                           << " must be a positive power of two on a tensor or i32 argument, got " << attr;
   }
   return success();
 }

@@ -75,7 +75,7 @@ bool writtenTransposed(tile::AllocOp a);
 int64_t realignedRunOf(tile::LoadOp l, int64_t elemBytes);
 
 /// The kernel arguments' `tile.divisibility` attributes are positive powers of
-/// two on tensor arguments; otherwise an error on the kernel.
+/// two on tensor and i32 arguments; otherwise an error on the kernel.
 mlir::LogicalResult verifyDivisibility(mlir::func::FuncOp f);
 
 /// Every tile value of `f` is the result of tile.alloc or tile.view (the

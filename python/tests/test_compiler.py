@@ -104,10 +104,11 @@ class CompileTest(unittest.TestCase):
 
     def test_the_strided_gemm_takes_padded_rows_and_a_batch(self):
         # The kernel tilec.torch launches for views with a leading dimension
-        # or a batch: buffers [rows, ld] of any ld (no divisibility), then
-        # M, N, K, batch and the batch strides in rows; grid axis 2 is the batch.
-        k = tilec.compile("gemm", target="gfx942", strided=1, layout="nt", out="bf16")
-        self.assertTrue(k.name.endswith("_strided"), k.name)
+        # or a batch: buffers [rows, ld], then M, N, K, batch and the batch
+        # strides in rows; grid axis 2 is the batch. divisibility=1 takes any
+        # ld and alignment.
+        k = tilec.compile("gemm", target="gfx942", strided=1, divisibility=1, layout="nt", out="bf16")
+        self.assertTrue(k.name.endswith("_strided_div1x1"), k.name)
         names = [a["name"] for a in k.manifest_entry["args"]]
         self.assertEqual(names, ["A", "B", "C", "M", "N", "K", "batch", "batch_stride_a", "batch_stride_b",
                                  "batch_stride_c"])
@@ -122,6 +123,26 @@ class CompileTest(unittest.TestCase):
                 with self.assertRaises(tilec.TilecError) as cm:  # a float where it takes the i32 K
                     bundle.check(k.name, *args[:5], 45.0, *args[6:], target="gfx942")
                 self.assertEqual(cm.exception.status, "TILEC_ERROR_ARG_KIND")
+
+    def test_the_strided_gemm_for_aligned_rows_checks_the_sizes(self):
+        # Rows 4104 elements apart (multiples of 8, 16 bytes): the kernel
+        # reads them 16 bytes at a time, and K, the inner extent of A and B
+        # (layout nt), is an i32 argument that must be a multiple of 8 too.
+        k = tilec.compile("gemm", target="gfx942", lda=4104, ldb=4104, layout="nt", out="bf16")
+        self.assertTrue(k.name.endswith("_strided"), k.name)
+        args_k = [a for a in k.manifest_entry["args"] if a["name"] == "K"]
+        self.assertEqual(args_k, [{"name": "K", "kind": "i32", "divisibility": 8}])
+        with tempfile.TemporaryDirectory() as d:
+            k.add_to_bundle(d)
+            with tilec.Bundle(d) as bundle:
+                def args(K, ld=4104, ptr=0x10000):
+                    return (FakeTensor(ptr, (64, ld), "bf16"), FakeTensor(0x20000, (64, ld), "bf16"),
+                            FakeTensor(0x30000, (64, 64), "bf16"), 64, 64, K, 1, 64, 64, 64)
+                bundle.check(k.name, *args(4096), target="gfx942")
+                for bad in (args(4095), args(4096, ld=4100), args(4096, ptr=0x10008)):
+                    with self.assertRaises(tilec.TilecError) as cm:
+                        bundle.check(k.name, *bad, target="gfx942")
+                    self.assertIn(cm.exception.status, ("TILEC_ERROR_DIVISIBILITY", "TILEC_ERROR_ALIGNMENT"))
 
 
 class JitTest(unittest.TestCase):

@@ -4,7 +4,7 @@ derives from a view's shape and strides, and the views it refuses."""
 
 import unittest
 
-from tilec._gemm_operands import aligned_for_contiguous, buffer_rows, gemm_operand
+from tilec._gemm_operands import aligned_for_contiguous, buffer_rows, gemm_operand, strided_divisibility
 
 
 class GemmOperandTest(unittest.TestCase):
@@ -59,6 +59,15 @@ class GemmOperandTest(unittest.TestCase):
         self.assertTrue(aligned_for_contiguous(0x1008, 100, 2))
         self.assertFalse(aligned_for_contiguous(0x1004, 100, 2))
         self.assertTrue(aligned_for_contiguous(0x1002, 45, 2))
+
+    def test_divisibility_the_strided_kernel_is_compiled_for(self):
+        # bf16: at most 8 elements (16 bytes), the least over every operand.
+        self.assertEqual(strided_divisibility([(0x1000, 4096, 4104), (0x2000, 256, 256)], 2), 8)
+        self.assertEqual(strided_divisibility([(0x1000, 4096, 4100), (0x2000, 256, 256)], 2), 4)
+        self.assertEqual(strided_divisibility([(0x1000, 72, 88), (0x2004, 256, 256)], 2), 2)  # 4-byte aligned
+        self.assertEqual(strided_divisibility([(0x1000, 45, 88)], 2), 1)  # an odd inner extent
+        # fp8: up to 16 elements.
+        self.assertEqual(strided_divisibility([(0x1000, 4096, 4096)], 1), 16)
 
 
 if __name__ == "__main__":

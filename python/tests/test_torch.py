@@ -343,13 +343,19 @@ class LaunchArgumentsTest(unittest.TestCase):
         # tight rows keep the contiguous kernel.
         torch.ops.tilec.gemm(x.contiguous(), w.t(), "nn")
         self.assertTrue(self.names()[-1].startswith("gemm_nt_bf16_bf16"), self.names())
-        # Padded rows: the strided kernel.
+        # Padded rows: the strided kernel, for rows 300 apart (a multiple of
+        # 4 elements, not of 8) read 4 elements at a time.
         self.assertEqual(tuple(torch.ops.tilec.gemm(x, w, "nt").shape), (64, 128))
-        self.assertTrue(self.names()[-1].endswith("_strided"), self.names())
-        # A batch over one weight: grid axis 2.
+        self.assertTrue(self.names()[-1].endswith("_strided_div4x4"), self.names())
+        # A batch over one weight: grid axis 2; rows of 256, 16-byte loads.
         y = torch.ops.tilec.gemm(torch.zeros(3, 64, 256, dtype=torch.bfloat16), w, "nt", torch.float32)
         self.assertEqual((tuple(y.shape), y.dtype), ((3, 64, 128), torch.float32))
         self.assertEqual(self.launches[-1][1].grid[2], 3)
+        self.assertTrue(self.names()[-1].endswith("_strided"), self.names())
+        # Data 2 bytes off 4-byte alignment: element-wise accesses.
+        odd = torch.zeros(64, 301, dtype=torch.bfloat16)[:, 1:257]
+        torch.ops.tilec.gemm(odd, w, "nt")
+        self.assertTrue(self.names()[-1].endswith("_strided_div1x1"), self.names())
 
     def test_attention(self):
         q, k, v, cu_q, cu_k, mq, mk = attention_inputs("cpu", torch.bfloat16, (5, 9))

@@ -63,6 +63,19 @@ def buffer_rows(op, batch):
     return (batch - 1) * op.batch_stride + op.rows
 
 
+def strided_divisibility(rows, element_bytes):
+    """What the strided GEMM kernel may assume of operands whose rows are
+    given as (data pointer, inner extent, leading dimension) triples: the
+    largest power of two of elements, up to 16 bytes, dividing every inner
+    extent and leading dimension and aligning every pointer (its ``-p
+    divisibility``; the launch refuses operands that break it)."""
+    d = 1
+    while d * element_bytes < 16 and all(inner % (2 * d) == 0 and ld % (2 * d) == 0
+                                         and ptr % (2 * d * element_bytes) == 0 for ptr, inner, ld in rows):
+        d *= 2
+    return d
+
+
 def aligned_for_contiguous(ptr, inner, element_bytes):
     """Whether data at `ptr` with rows of `inner` elements is aligned as the
     contiguous GEMM kernel for that row length needs: to its vector loads,

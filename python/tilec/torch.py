@@ -226,10 +226,13 @@ def gemm(a: torch.Tensor, b: torch.Tensor, layout: str = "nn", out_dtype: Option
         sizes = dict(N=N, K=K, **({"M": M} if kernel_layout[0] == "t" else {}))
         _kernel("gemm", device, **sizes, **params).launch(*args, c.view(M, N))
     else:
-        # Padded rows, a batch, or data not aligned for the vector loads: the
-        # strided kernel (element-wise global accesses, any leading dimension
-        # and alignment).
-        _kernel("gemm", device, strided=True, **params).launch(
+        # Padded rows, a batch, or data not aligned for the contiguous
+        # kernel's vector loads: the strided kernel, specialised on what the
+        # inner extents, leading dimensions and pointers are multiples of
+        # (element-wise accesses where that is 1).
+        rows = [(t.data_ptr(), n, op.ld) for t, op, n in zip((a, b), ops, inner)]
+        divisibility = _gemm_operands.strided_divisibility(rows, a.element_size())
+        _kernel("gemm", device, strided=True, divisibility=divisibility, **params).launch(
             *args, c.view(batch * M, N), M, N, K, batch, ops[0].batch_stride, ops[1].batch_stride, M)
     return c
 

@@ -35,7 +35,7 @@ KernelEntry sampleEntry(const std::string &target) {
   k.blockSize = 256;
   k.ldsBytes = 65536;
   k.dynamicSharedBytes = k.vendor == "nvidia" ? k.ldsBytes - 1024 : 0;
-  k.args = {{ArgSpec::Tensor, "X", "f16", 1, 8}, {ArgSpec::F32, "scale", "f32", 0, 1}, {ArgSpec::I32, "", "i32", 0, 1}};
+  k.args = {{ArgSpec::Tensor, "X", "f16", 1, 8}, {ArgSpec::F32, "scale", "f32", 0, 1}, {ArgSpec::I32, "", "i32", 0, 4}};
   k.grid = {{2, -1, 64}, {-1, -1, 2}, {0, 0, 256}};
   k.codeObject = codeObjectFileName(k);
   return k;
@@ -59,6 +59,7 @@ TEST(Manifest, RoundTripAndReplacement) {
   EXPECT_EQ(nv.vendor, "nvidia");
   EXPECT_EQ(nv.dynamicSharedBytes, 65536 - 1024);
   EXPECT_EQ(back.find("scaled_rows", "gfx942")->dynamicSharedBytes, 0);
+  EXPECT_EQ(nv.args[2].divisibility, 4);  // an i32 argument's divisibility survives the round trip
   EXPECT_EQ(nv.codeObject, "scaled_rows_sm_90a." + nv.sha256.substr(0, 12) + ".cubin");
   EXPECT_EQ(gridExpression(nv.grid[0], nv.args), "ceil(arg2 / 64)");
   EXPECT_EQ(gridExpression(nv.grid[1], nv.args), "2");

@@ -143,6 +143,16 @@ TEST_F(Runtime, ScalarsAndAScalarSizedGridAndLargeSharedMemory) {
   EXPECT_EQ(stub().calls("cuFuncSetAttribute"), setAttributeBefore + 1);
 }
 
+// scaled_rows's `rows` is declared a multiple of 2 (manifest.json).
+TEST_F(Runtime, AnI32ArgumentBreakingItsDivisibilityIsRefused) {
+  const int launchesBefore = stub().calls("cuLaunchKernel");
+  tilec::rt::Status s =
+      bundle.launch("scaled_rows", {Arg::tensor(fakePointer(0x40000), "f16", {256}), Arg::f32(1), Arg::i32(129)});
+  EXPECT_EQ(s.code, TILEC_ERROR_DIVISIBILITY) << tilec_status_name(s.code) << " " << s.message;
+  EXPECT_NE(s.message.find("argument 2 ('rows'): 129 is not a multiple of 2"), std::string::npos) << s.message;
+  EXPECT_EQ(stub().calls("cuLaunchKernel"), launchesBefore);
+}
+
 TEST_F(Runtime, ModulesLoadOncePerBundleAndDeviceAcrossThreads) {
   const int loadsBefore = stub().calls("cuModuleLoadData");
   const int launchesBefore = stub().calls("cuLaunchKernel");

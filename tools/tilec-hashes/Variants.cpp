@@ -62,9 +62,11 @@ const std::vector<Entry> &entries() {
       {"gemm", {{"schedule", "pingpong+interleave+setprio"}, {"stages", "3"}}, On::Cdna},
       {"gemm", {{"lds_layout", "naive"}}, On::Gfx942},
       {"gemm", {{"group_m", "8"}, {"xcds", "8"}}, On::Gfx942},
-      // Strided operands and a batch (lda, ldb, ldc, batch strides).
+      // Strided operands and a batch (lda, ldb, ldc, batch strides): rows
+      // of 16-byte multiples, and any stride and alignment.
       {"gemm", {{"strided", "1"}}},
       {"gemm", {{"strided", "1"}, {"layout", "nt"}, {"out", "bf16"}}},
+      {"gemm", {{"strided", "1"}, {"divisibility", "1"}}},
       // Attention forward: types, causal and sliding-window masks, GQA, the
       // smaller head, and a packed ragged batch (varlen).
       {"attention", {}},

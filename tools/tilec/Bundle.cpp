@@ -122,6 +122,8 @@ std::string launcherHeader(const bundle::Manifest &m) {
       }
       if (a.kind == bundle::ArgSpec::I32) {
         h << ",\n    int32_t " << n;
+        if (a.divisibility > 1)
+          h << " /* a multiple of " << a.divisibility << " */";
         args << "tilec_i32(" << n << ")";
         continue;
       }

@@ -67,7 +67,8 @@ public:
   /// A run-time `index` scalar argument (a size such as a sequence length).
   Index scalarIndex(const std::string &name, SourceLoc loc = {});
   /// A run-time i32 scalar argument, used as an index (arith.index_cast).
-  Index scalarI32(const std::string &name, SourceLoc loc = {});
+  Index scalarI32(const std::string &name, SourceLoc loc = {}) { return scalarI32(name, ScalarOptions{}, loc); }
+  Index scalarI32(const std::string &name, ScalarOptions options, SourceLoc loc = {});
 
   //--- Launch grid ----------------------------------------------------------
 

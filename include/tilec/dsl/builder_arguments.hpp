@@ -42,10 +42,15 @@ inline Index KernelBuilder::scalarIndex(const std::string &name, SourceLoc loc) 
   return s.value(id);
 }
 
-inline Index KernelBuilder::scalarI32(const std::string &name, SourceLoc loc) {
+inline Index KernelBuilder::scalarI32(const std::string &name, ScalarOptions options, SourceLoc loc) {
   detail::State &s = *state_;
   detail::Call call(&s, loc);
-  std::string arg = addArg(name, ArgKind::I32, DType::i32, 0);
+  const int64_t d = options.divisibility;
+  const bool validDivisibility = d >= 1 && d <= 1024 && (d & (d - 1)) == 0;
+  if (!validDivisibility)
+    s.report("scalar", "scalar '" + name + "': divisibility must be a power of two in [1, 1024], got " +
+                           std::to_string(d));
+  std::string arg = addArg(name, ArgKind::I32, DType::i32, 0, validDivisibility ? d : 1);
   std::string ssa = s.uniqueName(arg + "_index");
   s.castLines.push_back(
       s.addLine("%" + ssa + " = arith.index_cast %" + arg + " : i32 to index"));

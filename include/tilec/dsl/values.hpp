@@ -65,6 +65,14 @@ struct TensorOptions {
   /// nothing (any extent, element-aligned data).
   int64_t divisibility = 1;
 };
+/// What a kernel may assume about an i32 scalar argument.
+struct ScalarOptions {
+  /// The value is a multiple of this (a power of two): a size or a leading
+  /// dimension that, with its tensors' divisibility, lets the loads of a
+  /// window bounded by it move several elements at once. Launches refuse a
+  /// value that breaks it; 1 assumes nothing.
+  int64_t divisibility = 1;
+};
 /// An explicit LDS layout for a tile (overrides the compiler's choice): rows
 /// `rowStride` elements apart (0: let the compiler choose everything) and,
 /// when swizzleMaxPhase > 1, columns XOR-swizzled per row on groups of

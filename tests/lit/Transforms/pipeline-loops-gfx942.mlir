@@ -122,16 +122,23 @@ func.func @tile_iter_arg(%A: memref<?x?xbf16>, %n: index) {
 
 // -----
 
-// tile.divisibility promises what a tensor's rows are multiples of: a power of
-// two, on a tensor argument.
-// expected-error @+1 {{kernel argument 0: tile.divisibility must be a positive power of two on a tensor argument, got 6 : i64}}
+// tile.divisibility promises what a tensor's rows (or an i32 argument's value)
+// are multiples of: a power of two, on a tensor or i32 argument.
+// expected-error @+1 {{kernel argument 0: tile.divisibility must be a positive power of two on a tensor or i32 argument, got 6 : i64}}
 func.func @divisibility_not_power_of_two(%A: memref<?x?xbf16> {tile.divisibility = 6 : i64}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{kernel argument 1: tile.divisibility must be a positive power of two on a tensor argument, got 8 : i64}}
+// expected-error @+1 {{kernel argument 1: tile.divisibility must be a positive power of two on a tensor or i32 argument, got 8 : i64}}
 func.func @divisibility_on_a_scalar(%A: memref<?x?xbf16>, %n: index {tile.divisibility = 8 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument 1: tile.divisibility must be a positive power of two on a tensor or i32 argument, got 8 : i64}}
+func.func @divisibility_on_an_f32(%A: memref<?x?xbf16>, %s: f32 {tile.divisibility = 8 : i64}) {
   return
 }

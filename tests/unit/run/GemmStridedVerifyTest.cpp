@@ -68,6 +68,29 @@ INSTANTIATE_TEST_SUITE_P(AllTargets, GemmStridedVerify,
                                             ::testing::Values("nn", "nt", "tn", "tt"), ::testing::Values(0, 1)),
                          caseName);
 
+// Sizes and leading dimensions that are multiples of 8 elements (16 bytes of
+// bf16): the kernel assumes it (no `_div` in its name), so the operands'
+// windows are read with 16-byte loads, which the emulator checks are inside
+// the windows and aligned. K = 72 ends in a partial k step and M, N are below
+// one tile: the loads at the windows' edges are still bounded by them.
+class GemmStridedVectorVerify : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(GemmStridedVectorVerify, AlignedPaddedBatched) {
+  const auto &[arch, layout] = GetParam();
+  KernelParams p = {{"M", "40"},  {"N", "48"},  {"K", "72"},  {"layout", layout},    {"lda", "88"},
+                    {"ldb", "104"}, {"ldc", "56"}, {"batch", "2"}, {"batch_stride_a", "75"}, {"batch_stride_b", "0"}};
+  Result<RunResult> r = runAndVerify(*findKernel("gemm"), p, runcheck::emulatorOn(arch, 31));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NE(r->kernel.name.find("_strided"), std::string::npos) << r->kernel.name;
+  EXPECT_EQ(r->kernel.name.find("_div"), std::string::npos) << r->kernel.name;
+  runcheck::expectVerifiedAndClean(*r);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, GemmStridedVectorVerify,
+                         ::testing::Combine(::testing::Values("gfx942", "gfx90a", "gfx1151", "sm_90a"),
+                                            ::testing::Values("nn", "nt", "tn", "tt")),
+                         [](const auto &info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
 // fp8 with its scales, batched and padded (gfx942 only has fp8).
 TEST(GemmStridedVerifyFp8, BatchedPaddedWithScales) {
   KernelParams p = {{"M", "19"},         {"N", "33"},        {"K", "70"},          {"layout", "nt"},
@@ -105,6 +128,30 @@ TEST(GemmStridedParams, TightIsTheContiguousKernel) {
   Result<Kernel> strided = gemm.build({{"strided", "1"}});
   ASSERT_TRUE(strided.ok()) << strided.error();
   EXPECT_EQ(strided->name(), "gemm_bf16_f32_128x128x32_w4_s2_strided");
+}
+
+// The strided kernel assumes what the sizes and leading dimensions given are
+// multiples of (up to 16 bytes), at most `divisibility`; the sizes bounding
+// its windows are i32 arguments that carry it, and the launch checks them.
+TEST(GemmStridedParams, DivisibilityFromSizesAndStrides) {
+  const KernelInfo &gemm = *findKernel("gemm");
+  auto name = [&](KernelParams p) {
+    Result<Kernel> k = gemm.build(p);
+    return k.ok() ? k->name() : k.error();
+  };
+  // A's rows pitched by 4100 (a multiple of 4), B tight with N = 4096.
+  EXPECT_EQ(name({{"lda", "4100"}}), "gemm_bf16_f32_128x128x32_w4_s2_strided_div4x8");
+  EXPECT_EQ(name({{"lda", "4101"}}), "gemm_bf16_f32_128x128x32_w4_s2_strided_div1x8");
+  EXPECT_EQ(name({{"strided", "1"}, {"divisibility", "2"}}), "gemm_bf16_f32_128x128x32_w4_s2_strided_div2x2");
+  EXPECT_EQ(name({{"divisibility", "1"}}), "gemm_bf16_f32_128x128x32_w4_s2_div1x1");
+  // Layout nn: K bounds A's rows, N B's; M bounds neither.
+  Result<Kernel> k = gemm.build({{"lda", "4104"}, {"N", "4092"}});
+  ASSERT_TRUE(k.ok()) << k.error();
+  EXPECT_EQ(k->name(), "gemm_bf16_f32_128x128x32_w4_s2_strided_div8x4");
+  const std::string &ir = k->tileIR();
+  EXPECT_NE(ir.find("%M: i32 {tile.name = \"M\"}"), std::string::npos) << ir.substr(0, 800);
+  EXPECT_NE(ir.find("%N: i32 {tile.divisibility = 4 : i64, tile.name = \"N\"}"), std::string::npos);
+  EXPECT_NE(ir.find("%K: i32 {tile.divisibility = 8 : i64, tile.name = \"K\"}"), std::string::npos);
 }
 
 }  // namespace

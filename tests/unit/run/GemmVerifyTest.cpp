@@ -143,6 +143,41 @@ TEST(GemmDivisibility, LaunchRefusesTensorsTheKernelWasNotCompiledFor) {
   EXPECT_TRUE(fine->clean()) << fine->checksLine();
 }
 
+// The strided kernel for sizes and leading dimensions of multiples of 8
+// carries the sizes' divisibility on its i32 arguments (K bounds A's rows and
+// N B's, layout nn); a launch with a K that breaks it is refused by name.
+TEST(GemmDivisibility, LaunchRefusesSizesTheStridedKernelWasNotCompiledFor) {
+  Result<Kernel> k = findKernel("gemm")->build({{"M", "64"}, {"N", "64"}, {"K", "64"}, {"lda", "72"}});
+  ASSERT_TRUE(k.ok()) << k.error();
+  Result<CompiledKernel> c = compile(*k, {.arch = "gfx942"});
+  ASSERT_TRUE(c.ok()) << c.error();
+  ASSERT_EQ(c->params.size(), 10u);  // A, B, C, M, N, K, batch, batch_stride_a/b/c
+  EXPECT_EQ(c->params[0].divisibility, 8);
+  EXPECT_EQ(c->params[3].name, "M");
+  EXPECT_EQ(c->params[3].divisibility, 1);
+  EXPECT_EQ(c->params[4].divisibility, 8);
+  EXPECT_EQ(c->params[5].name, "K");
+  EXPECT_EQ(c->params[5].divisibility, 8);
+  Result<std::unique_ptr<Device>> dev = Device::open(DeviceKind::Emulator, "gfx942");
+  ASSERT_TRUE(dev.ok()) << dev.error();
+  Result<void *> mem = (*dev)->allocate(size_t(1) << 20);
+  ASSERT_TRUE(mem.ok()) << mem.error();
+  std::memset(*mem, 0, size_t(1) << 20);
+  char *base = static_cast<char *>(*mem);
+  auto launch = [&](int K) {
+    return (*dev)->launch(*c, {LaunchArg::tensor(base, {64, 72}), LaunchArg::tensor(base + 262144, {72, 64}),
+                               LaunchArg::tensor(base + 524288, {64, 64}), LaunchArg::i32(64), LaunchArg::i32(64),
+                               LaunchArg::i32(K), LaunchArg::i32(1), LaunchArg::i32(64), LaunchArg::i32(72),
+                               LaunchArg::i32(64)});
+  };
+  Result<LaunchStats> ragged = launch(60);
+  ASSERT_FALSE(ragged.ok());
+  EXPECT_NE(ragged.error().find("('K'): 60 is not a multiple of 8"), std::string::npos) << ragged.error();
+  Result<LaunchStats> fine = launch(64);
+  ASSERT_TRUE(fine.ok()) << fine.error();
+  EXPECT_TRUE(fine->clean()) << fine->checksLine();
+}
+
 TEST(GemmVerifyHarness, WrongReferenceIsAMismatch) {
   KernelInfo info = *findKernel("gemm");
   auto real = info.problem;
