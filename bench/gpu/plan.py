@@ -101,22 +101,28 @@ def _fp8_gemm_params(m, n, k, config):
 # as a slice of a wider activation is: tilec's strided kernel (-p lda) against F.linear on the
 # same view (cuBLAS takes the leading dimension) and, in the same run, the tight GEMM row of
 # GEMM_SHAPES. A pad of 64 keeps rows 16-byte multiples apart: the kernel's 16-byte loads
-# (docs/gemm.md). Configurations as GEMM_BIG's; the first is the NVIDIA default for strided
-# operands, the others those of the tight kernel.
+# (docs/gemm.md). The first configuration is the NVIDIA default (the tight kernel's); "div1"
+# compiles the kernel for any stride and alignment (-p divisibility=1: element-wise loads).
 STRIDED_GEMM_SHAPES = [(4096, 4096, 4096)]
 STRIDED_GEMM_PAD = 64
-STRIDED_GEMM_CONFIGS = ["128 128 32 8 3 8", "128 128 64 8 3 8", "128 256 64 8 4 8"]
+STRIDED_GEMM_CONFIGS = ["128 256 64 8 4 8", "128 128 64 8 3 8", "128 128 32 8 3 8", "128 128 32 8 3 8 div1",
+                        "128 256 64 8 4 8 div1"]
+
+
+def _strided_divisibility(k, config):
+    return 1 if "div1" in config.split()[6:] else gemm_divisibility(math.gcd(k, k + STRIDED_GEMM_PAD))
 
 
 def strided_gemm_key(m, n, k, config):
-    lda = k + STRIDED_GEMM_PAD
-    return "gemm_strided/%s/div%d/%s" % (GEMM_LAYOUT, gemm_divisibility(math.gcd(k, lda)), config.replace(" ", "_"))
+    return "gemm_strided/%s/div%d/%s" % (GEMM_LAYOUT, _strided_divisibility(k, config),
+                                         "_".join(config.split()[:6]))
 
 
 def _strided_gemm_params(m, n, k, config):
     bm, bn, bk, w, st, gm = config.split()[:6]
     return {"M": m, "N": n, "K": k, "layout": GEMM_LAYOUT, "out": "bf16", "lda": k + STRIDED_GEMM_PAD,
-            "strided": 1, "block_m": bm, "block_n": bn, "block_k": bk, "waves": w, "stages": st, "group_m": gm}
+            "strided": 1, "divisibility": _strided_divisibility(k, config), "block_m": bm, "block_n": bn,
+            "block_k": bk, "waves": w, "stages": st, "group_m": gm}
 
 
 # ---- Attention forward: packed [total, heads * D] layout -------------------------------------

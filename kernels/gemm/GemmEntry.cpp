@@ -232,13 +232,25 @@ KernelInfo gemmKernelInfo() {
     p.try_emplace("group_m", "8");
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
     const int64_t eb = eightBit ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
-    // The strided kernel's element-wise loads prefetch through registers too.
     bool strides = get("batch", "1") != "1";
     for (const char *k : {"lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c"})
       strides = strides || get(k, "tight") != "tight";
     const std::string mode = get("strided", "auto");
     const bool strided = mode == "1" || (mode == "auto" && strides);
-    const bool wordRows = size("K") % words == 0 && size(transB ? "K" : "N") % words == 0;
+    // What A's and B's rows are multiples of, as the build derives the
+    // kernel's divisibility: the inner extent, strided its gcd with the
+    // leading dimension, at most -p divisibility.
+    auto rowMultiple = [&](const char *inner, const char *ld) {
+      int64_t n = size(inner);
+      if (strided && get(ld, "tight") != "tight")
+        n = std::gcd(n, std::atoll(get(ld, "tight").c_str()));
+      if (get("divisibility", "auto") != "auto")
+        n = std::gcd(n, std::atoll(get("divisibility", "auto").c_str()));
+      return n;
+    };
+    // Rows of whole 4-byte words are copied with cp.async, strided or not;
+    // others (element-wise, or realigned) prefetch through registers.
+    const bool wordRows = rowMultiple("K", "lda") % words == 0 && rowMultiple(transB ? "K" : "N", "ldb") % words == 0;
     // 8-bit B of layout n, transposed into its N x K tile through registers:
     // two stages (three spilled 80 bytes at 128 x 128 x 64), on mma.sync
     // (wgmma k32 with those staging registers spills 64 bytes at 128 x 128 x
@@ -247,7 +259,12 @@ KernelInfo gemmKernelInfo() {
       p.try_emplace("stages", "2");
       p.try_emplace("instr", "mma");
     }
-    const bool copied = !eightBit && !transA && !strided && wordRows;  // cp.async into the wgmma layouts
+    // cp.async into the wgmma layouts. The strided kernel over rows of whole
+    // words takes the tight kernel's tiles: at 4096^3 with lda 4160 on the
+    // H200 (docs/perf/h200/2026-12-02-h200-run15-strided-defaults.json),
+    // 128 x 256 x 64 over 4 stages 0.251 ms, 128 x 128 x 64 over 3 0.272,
+    // 128 x 128 x 32 over 3 0.342.
+    const bool copied = !eightBit && !transA && wordRows;
     if (copied && size("M") >= 2048 && size("N") >= 2048)
       p.try_emplace("block_n", "256");
     // 8-bit A and B given as N x K (layout nt: nn.Linear's weight): both
@@ -266,7 +283,7 @@ KernelInfo gemmKernelInfo() {
     if (copied && get("block_m", "128") == "128" && get("block_n", "128") == "256")
       p.try_emplace("stages", "4");
     p.try_emplace("stages", transA || strided || wordRows ? "3" : "2");
-    if (!transA && !strided)
+    if (!transA && (!strided || copied))
       p.try_emplace("block_k", "64");
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {
