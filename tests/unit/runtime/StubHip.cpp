@@ -1,6 +1,7 @@
 // A stand-in for the HIP runtime, built as libamdhip64.so for the tests of
-// tilec::Device's HIP path (HipDeviceTest.cpp): it implements exactly the
-// entry points lib/Runtime/Device.cpp resolves, with ROCm's own declarations
+// tilec::Device's HIP path (HipDeviceTest.cpp) and of libtilec_rt's
+// (tests/rt/RuntimeHipTest.cpp): it implements exactly the entry points
+// lib/Runtime/Device.cpp and lib/Rt/Driver.cpp resolve, with ROCm's own declarations
 // (hip/hip_runtime_api.h, so a signature or hipDeviceProp_t that differs from
 // the real runtime's does not compile), and records each call.
 //
@@ -16,6 +17,8 @@
 //   hipModuleUnload module=<id>
 //   hipModuleGetFunction module=<id> <name>
 //   hipModuleLaunchKernel device=<d> module=<id> <name> grid=<x>x<y>x<z> block=<x>x<y>x<z>
+//     [params=<v>,<v>,...: each parameter's bytes as an unsigned little-endian
+//     integer, when tilecStubHipSetParamBytes gave their sizes]
 //   hipEventCreate event=<id> / hipEventDestroy event=<id>
 //   hipEventRecord event=<id> / hipEventSynchronize event=<id>
 //   hipEventElapsedTime start=<id> stop=<id>
@@ -25,6 +28,8 @@
 
 #include "StubHip.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,6 +63,7 @@ struct Stub {
   int nextId = 1;
   std::set<ihipModule_t *> modules;  ///< loaded
   std::set<ihipEvent_t *> events;    ///< created
+  std::vector<size_t> paramBytes;    ///< of the launched kernels' parameters (tilecStubHipSetParamBytes)
   std::vector<std::string> trace;
   std::string traceText;
 };
@@ -83,6 +89,15 @@ void tilecStubHipSetDevices(const char *gcnArchNames) {
   std::stringstream in(gcnArchNames);
   for (std::string name; std::getline(in, name, ',');)
     s.devices.push_back(name);
+}
+
+void tilecStubHipSetParamBytes(const char *sizes) {
+  Stub &s = stub();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.paramBytes.clear();
+  std::stringstream in(sizes);
+  for (std::string size; std::getline(in, size, ',');)
+    s.paramBytes.push_back(std::stoul(size));
 }
 
 void tilecStubHipSetEventMilliseconds(float ms) {
@@ -124,6 +139,13 @@ hipError_t hipGetDeviceCount(int *count) {
   std::lock_guard<std::mutex> lock(s.mutex);
   *count = static_cast<int>(s.devices.size());
   return record(s, "hipGetDeviceCount");
+}
+
+hipError_t hipGetDevice(int *deviceId) {
+  Stub &s = stub();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  *deviceId = s.current;
+  return record(s, "hipGetDevice");
 }
 
 hipError_t hipGetDeviceProperties(hipDeviceProp_t *prop, int deviceId) {
@@ -223,6 +245,11 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigne
           std::to_string(blockDimY) + "x" + std::to_string(blockDimZ);
   if (!kernelParams || extra || sharedMemBytes || stream)
     return record(s, line, hipErrorInvalidValue);
+  for (size_t i = 0; i < s.paramBytes.size(); ++i) {
+    uint64_t value = 0;
+    std::memcpy(&value, kernelParams[i], std::min<size_t>(s.paramBytes[i], sizeof value));
+    line += (i ? "," : " params=") + std::to_string(value);
+  }
   return record(s, line);
 }
 

@@ -8,6 +8,9 @@ extern "C" {
 /// The GPUs the stub reports, as their gcnArchNames separated by commas
 /// ("gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-": device 0 and device 1).
 void tilecStubHipSetDevices(const char *gcnArchNames);
+/// The byte sizes of the launched kernels' parameters, comma-separated
+/// ("8,4,4": a pointer and two ints): launches then record their values.
+void tilecStubHipSetParamBytes(const char *sizes);
 /// What hipEventElapsedTime reports between two completed events.
 void tilecStubHipSetEventMilliseconds(float ms);
 /// The HIP calls received so far, one line each, in order; see StubHip.cpp
