@@ -39,6 +39,17 @@ def gemm_launch(r):
                             "hbm-bytes": 2.0 * (m * k + k * n + m * n)}
 
 
+def strided_gemm_launch(r):
+    """The strided kernel over A's leading K columns: the GEMM's work and
+    traffic (the padding columns are not read)."""
+    m, n, k = (int(x) for x in r["shape"].split()[0].split("x"))
+    bm, bn, bk = (int(x) for x in r["config"].split()[:3])
+    wgs = math.ceil(m / bm) * math.ceil(n / bn)
+    return "gemm", plan._strided_gemm_params(m, n, k, r["config"]), {
+        "workgroups": wgs, "flops-per-workgroup": 2.0 * bm * bn * bk * math.ceil(k / bk),
+        "hbm-bytes": 2.0 * (m * k + k * n + m * n)}
+
+
 def attention_launch(r):
     """Forward attention, one workgroup per block_m query rows of one head;
     causal blocks see the keys up to their last row (block_m is a multiple of
@@ -81,7 +92,8 @@ def decode_launch(r):
         "hbm-bytes": kv_bytes + 2.0 * 2 * d["batch"] * d["heads"] * d["head_dim"]}
 
 
-LAUNCHES = {"gemm": gemm_launch, "attention": attention_launch, "paged_decode": decode_launch}
+LAUNCHES = {"gemm": gemm_launch, "strided_gemm": strided_gemm_launch, "attention": attention_launch,
+            "paged_decode": decode_launch}
 
 
 def model_row(tool, r):

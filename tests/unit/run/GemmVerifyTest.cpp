@@ -105,8 +105,29 @@ TEST(GemmTileOrder, EveryTileOnce) {
     }
 }
 
-// A reference that disagrees with the kernel must be caught, element by
-// element, with the first differing elements listed.
+/// A gfx942 emulator device with 1 MiB of zeroed memory at `base` (null,
+/// with `error` saying why, when it could not be had).
+struct EmulatedGfx942 {
+  std::unique_ptr<Device> device;
+  char *base = nullptr;
+  std::string error;
+  EmulatedGfx942() {
+    Result<std::unique_ptr<Device>> dev = Device::open(DeviceKind::Emulator, "gfx942");
+    if (!dev.ok()) {
+      error = dev.error();
+      return;
+    }
+    device = std::move(*dev);
+    Result<void *> mem = device->allocate(size_t(1) << 20);
+    if (!mem.ok()) {
+      error = mem.error();
+      return;
+    }
+    std::memset(*mem, 0, size_t(1) << 20);
+    base = static_cast<char *>(*mem);
+  }
+};
+
 // A kernel compiled for K and N that are multiples of 8 (the default 4096)
 // moves 16 bytes per load; launched on K = 100 it would read across rows, so
 // the launch refuses it with the argument and the requirement named, and a
@@ -120,14 +141,11 @@ TEST(GemmDivisibility, LaunchRefusesTensorsTheKernelWasNotCompiledFor) {
   EXPECT_EQ(c->params[0].divisibility, 8);
   EXPECT_EQ(c->params[1].divisibility, 8);
   EXPECT_EQ(c->params[2].divisibility, 1);
-  Result<std::unique_ptr<Device>> dev = Device::open(DeviceKind::Emulator, "gfx942");
-  ASSERT_TRUE(dev.ok()) << dev.error();
-  Result<void *> mem = (*dev)->allocate(size_t(1) << 20);
-  ASSERT_TRUE(mem.ok()) << mem.error();
-  std::memset(*mem, 0, size_t(1) << 20);
-  char *base = static_cast<char *>(*mem);
+  EmulatedGfx942 emu;
+  ASSERT_TRUE(emu.base) << emu.error;
+  char *base = emu.base;
   auto launch = [&](int64_t K, size_t skew) {
-    return (*dev)->launch(*c, {LaunchArg::tensor(base + skew, {64, K}), LaunchArg::tensor(base + 262144, {K, 64}),
+    return emu.device->launch(*c, {LaunchArg::tensor(base + skew, {64, K}), LaunchArg::tensor(base + 262144, {K, 64}),
                                LaunchArg::tensor(base + 524288, {64, 64})});
   };
   Result<LaunchStats> ragged = launch(100, 0);
@@ -158,14 +176,11 @@ TEST(GemmDivisibility, LaunchRefusesSizesTheStridedKernelWasNotCompiledFor) {
   EXPECT_EQ(c->params[4].divisibility, 8);
   EXPECT_EQ(c->params[5].name, "K");
   EXPECT_EQ(c->params[5].divisibility, 8);
-  Result<std::unique_ptr<Device>> dev = Device::open(DeviceKind::Emulator, "gfx942");
-  ASSERT_TRUE(dev.ok()) << dev.error();
-  Result<void *> mem = (*dev)->allocate(size_t(1) << 20);
-  ASSERT_TRUE(mem.ok()) << mem.error();
-  std::memset(*mem, 0, size_t(1) << 20);
-  char *base = static_cast<char *>(*mem);
+  EmulatedGfx942 emu;
+  ASSERT_TRUE(emu.base) << emu.error;
+  char *base = emu.base;
   auto launch = [&](int K) {
-    return (*dev)->launch(*c, {LaunchArg::tensor(base, {64, 72}), LaunchArg::tensor(base + 262144, {72, 64}),
+    return emu.device->launch(*c, {LaunchArg::tensor(base, {64, 72}), LaunchArg::tensor(base + 262144, {72, 64}),
                                LaunchArg::tensor(base + 524288, {64, 64}), LaunchArg::i32(64), LaunchArg::i32(64),
                                LaunchArg::i32(K), LaunchArg::i32(1), LaunchArg::i32(64), LaunchArg::i32(72),
                                LaunchArg::i32(64)});
@@ -178,6 +193,8 @@ TEST(GemmDivisibility, LaunchRefusesSizesTheStridedKernelWasNotCompiledFor) {
   EXPECT_TRUE(fine->clean()) << fine->checksLine();
 }
 
+// A reference that disagrees with the kernel must be caught, element by
+// element, with the first differing elements listed.
 TEST(GemmVerifyHarness, WrongReferenceIsAMismatch) {
   KernelInfo info = *findKernel("gemm");
   auto real = info.problem;
