@@ -35,6 +35,7 @@
 #include "gemm/Gemm.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 namespace tilec::kernels {
@@ -49,6 +50,11 @@ int64_t gemmDivisibility(int64_t extent, DType dtype) {
   while (d < 16 / dtypeBytes(dtype) && extent % (2 * d) == 0)
     d *= 2;
   return d;
+}
+
+int64_t gemmRowMultiple(int64_t inner, int64_t ld, int64_t cap) {
+  int64_t n = ld > 0 ? std::gcd(inner, ld) : inner;
+  return cap > 0 ? std::gcd(n, cap) : n;
 }
 
 std::string gemmKernelName(const GemmConfig &c) {

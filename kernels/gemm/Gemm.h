@@ -78,6 +78,11 @@ struct GemmConfig {
 /// assume: the largest power of two dividing it, up to 16 bytes of `dtype`.
 int64_t gemmDivisibility(int64_t extent, DType dtype);
 
+/// What an operand's rows are known multiples of (pass it to
+/// gemmDivisibility): its inner extent; strided, the gcd with its leading
+/// dimension `ld` (0: tight); at most `cap` (-p divisibility; 0: auto).
+int64_t gemmRowMultiple(int64_t inner, int64_t ld, int64_t cap);
+
 /// "gemm_bf16_f32_128x128x32_w4_s2": the kernel symbol encodes the configuration.
 std::string gemmKernelName(const GemmConfig &config);
 

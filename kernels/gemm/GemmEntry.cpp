@@ -8,9 +8,7 @@
 
 #include "Params.h"
 
-#include <algorithm>
 #include <cstdlib>
-#include <numeric>
 #include <optional>
 
 namespace tilec::kernels {
@@ -165,13 +163,10 @@ KernelInfo gemmKernelInfo() {
     // The kernel is specialised on what the operands' inner extents (and,
     // strided, their leading dimensions) are multiples of, not on their
     // values: 4096 and 2048 share one kernel, 4095 gets another.
-    const int64_t innerA = c.transA ? M : K, innerB = c.transB ? K : N;
-    const int64_t lda = c.strided && strides->first.lda ? strides->first.lda : innerA;
-    const int64_t ldb = c.strided && strides->first.ldb ? strides->first.ldb : innerB;
     const std::string cap = p.choice("divisibility");
-    const int64_t most = cap == "auto" ? 16 : std::atoll(cap.c_str());
-    c.divisibilityA = std::min(most, gemmDivisibility(std::gcd(innerA, lda), c.dtype));
-    c.divisibilityB = std::min(most, gemmDivisibility(std::gcd(innerB, ldb), c.dtype));
+    const int64_t most = cap == "auto" ? 0 : std::atoll(cap.c_str());
+    c.divisibilityA = gemmDivisibility(gemmRowMultiple(c.transA ? M : K, c.strided ? strides->first.lda : 0, most), c.dtype);
+    c.divisibilityB = gemmDivisibility(gemmRowMultiple(c.transB ? K : N, c.strided ? strides->first.ldb : 0, most), c.dtype);
     c.blockM = p.integer("block_m");
     c.blockN = p.integer("block_n");
     c.blockK = p.integer("block_k");
@@ -238,15 +233,11 @@ KernelInfo gemmKernelInfo() {
     const std::string mode = get("strided", "auto");
     const bool strided = mode == "1" || (mode == "auto" && strides);
     // What A's and B's rows are multiples of, as the build derives the
-    // kernel's divisibility: the inner extent, strided its gcd with the
-    // leading dimension, at most -p divisibility.
+    // kernel's divisibility (gemmRowMultiple).
     auto rowMultiple = [&](const char *inner, const char *ld) {
-      int64_t n = size(inner);
-      if (strided && get(ld, "tight") != "tight")
-        n = std::gcd(n, std::atoll(get(ld, "tight").c_str()));
-      if (get("divisibility", "auto") != "auto")
-        n = std::gcd(n, std::atoll(get("divisibility", "auto").c_str()));
-      return n;
+      const std::string l = get(ld, "tight"), cap = get("divisibility", "auto");
+      return gemmRowMultiple(size(inner), strided && l != "tight" ? std::atoll(l.c_str()) : 0,
+                             cap == "auto" ? 0 : std::atoll(cap.c_str()));
     };
     // Rows of whole 4-byte words are copied with cp.async, strided or not;
     // others (element-wise, or realigned) prefetch through registers.

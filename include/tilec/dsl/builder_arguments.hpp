@@ -17,7 +17,7 @@ inline Tensor KernelBuilder::tensor(const std::string &name, DType dtype, int ra
   if (rank < 1 || rank > 2)
     s.report("tensor", "tensor '" + name + "' must have rank 1 or 2, got " + std::to_string(rank));
   const int64_t d = options.divisibility;
-  const bool validDivisibility = d >= 1 && d <= 1024 && (d & (d - 1)) == 0;
+  const bool validDivisibility = detail::isValidDivisibility(d);
   if (!validDivisibility)
     s.report("tensor", "tensor '" + name + "': divisibility must be a power of two in [1, 1024], got " +
                            std::to_string(d));
@@ -46,7 +46,7 @@ inline Index KernelBuilder::scalarI32(const std::string &name, ScalarOptions opt
   detail::State &s = *state_;
   detail::Call call(&s, loc);
   const int64_t d = options.divisibility;
-  const bool validDivisibility = d >= 1 && d <= 1024 && (d & (d - 1)) == 0;
+  const bool validDivisibility = detail::isValidDivisibility(d);
   if (!validDivisibility)
     s.report("scalar", "scalar '" + name + "': divisibility must be a power of two in [1, 1024], got " +
                            std::to_string(d));

@@ -73,6 +73,9 @@ inline std::string quote(const std::string &s) {
   return out + "\"";
 }
 
+/// A divisibility a tensor or scalar argument may declare: a power of two in [1, 1024].
+inline bool isValidDivisibility(int64_t d) { return d >= 1 && d <= 1024 && (d & (d - 1)) == 0; }
+
 inline bool isIdentifier(const std::string &s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
     return false;

@@ -55,6 +55,14 @@ TEST(Misuse, DivisibilityNotAPowerOfTwo) {
   EXPECT_TRUE(failsAt(f.kb.finish(), line, "tensor", {"tensor 'D': divisibility must be a power of two in [1, 1024], got 6"}));
 }
 
+// ScalarOptions::divisibility likewise, on an i32 argument.
+TEST(Misuse, ScalarDivisibilityNotAPowerOfTwo) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  f.kb.scalarI32("n", {.divisibility = 12});
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "scalar", {"scalar 'n': divisibility must be a power of two in [1, 1024], got 12"}));
+}
+
 TEST(Misuse, GemmTransposedShapeMismatch) {
   Fixture f;
   int line = __LINE__ + 1;
