@@ -69,9 +69,9 @@ EmittedLdsTile ldsTileReport(tile::AllocOp a, int64_t writeVec, int64_t readVec)
   const int64_t eb = std::max<int64_t>(1, a.getType().getElementType().getIntOrFloatBitWidth() / 8);
   EmittedLdsTile r;
   r.name = a.displayName();
-  auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
+  tile::LdsPlacementAttr placement = a.getLdsAttr();
   auto conflicts = a->getAttrOfType<IntegerAttr>(pattr::kBankConflicts);
-  r.bytes = bytes ? bytes.getInt() : 0;
+  r.bytes = placement ? placement.getBytes() : 0;
   r.bankConflicts = conflicts ? conflicts.getInt() : 0;
   r.writeBytes = static_cast<int>(writeVec * eb);
   SmallVector<Value> values = {a.getResult()};

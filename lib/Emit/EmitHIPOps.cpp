@@ -135,41 +135,40 @@ LogicalResult Emitter::emitOp(Operation &op) {
         names[a] = n;
         if (t.isLds()) {
           FailureOr<std::string> ct = cType(a, t.getElementType());
-          auto off = a->getAttrOfType<IntegerAttr>(pattr::kOffset);
-          auto rs = a->getAttrOfType<IntegerAttr>(pattr::kRowStride);
+          tile::LdsPlacementAttr p = a.getLdsAttr();
           if (failed(ct))
             return failure();
-          if (!off || !rs)
+          if (!p)
             return a.emitOpError() << "LDS tile '" << a.displayName()
                                    << "' is not placed; run tilec-allocate-lds first";
+          // tl::Lds<T, rows, cols, row stride[, vec, per phase, max phase[, write, read[, col block]]]>
           std::string swizzle;
-          auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle);
-          const int64_t writeVec = accessWidth(a, pattr::kWriteVec), readVec = accessWidth(a, pattr::kReadVec);
-          if (sw && sw.size() == 3)
+          const AccessWidths w = accessOf(a);
+          if (ArrayRef<int64_t> sw = p.getSwizzle(); !sw.empty())
             swizzle = llvm::formatv(", {0}, {1}, {2}", sw[0], sw[1], sw[2]).str();
-          auto colBlock = a->getAttrOfType<IntegerAttr>(pattr::kColBlock);
-          if (writeVec > 1 || readVec > 1 || colBlock)
+          if (w.write > 1 || w.read > 1 || p.getColBlock() > 0)
             swizzle = (swizzle.empty() ? std::string(", 1, 1, 1") : swizzle) +
-                      llvm::formatv(", {0}, {1}", writeVec, readVec).str();
-          if (colBlock)
-            swizzle += llvm::formatv(", {0}", colBlock.getInt()).str();
-          ldsTiles.push_back(ldsTileReport(a, writeVec, readVec));
-          line() << "const tl::Lds<" << *ct << ", " << t.rows() << ", " << t.cols() << ", "
-                 << rs.getInt() << swizzle << "> " << n << "{(" << *ct << " *)(tl_lds + " << off.getInt()
-                 << ")};  // " << a.displayName() << "\n";
+                      llvm::formatv(", {0}, {1}", w.write, w.read).str();
+          if (p.getColBlock() > 0)
+            swizzle += llvm::formatv(", {0}", p.getColBlock()).str();
+          ldsTiles.push_back(ldsTileReport(a, w.write, w.read));
+          line() << "const tl::Lds<" << *ct << ", " << t.rows() << ", " << t.cols() << ", " << p.getRowStride()
+                 << swizzle << "> " << n << "{(" << *ct << " *)(tl_lds + " << p.getOffset() << ")};  // "
+                 << a.displayName() << "\n";
           return success();
         }
         if (isa_and_nonnull<tile::StagingLayoutAttr>(a.getLayoutAttr())) {
           FailureOr<std::string> ct = cType(a, t.getElementType());
           if (failed(ct))
             return failure();
-          const int64_t run = accessWidth(a, pattr::kLoadVec);
-          const bool realign = a->hasAttr(pattr::kLoadRealign);
+          const AccessWidths w = accessOf(a);
+          const int64_t run = w.load;
+          const bool realign = w.realign;
           // Committed transposed: blocks of as many rows as the LDS tile's writes are wide.
           int64_t block = 1;
           for (Operation *u : a->getUsers())
             if (auto c = dyn_cast<tile::CopyOp>(u); c && c.getTranspose())
-              block = accessWidth(rootAllocOf(c.getDest()), pattr::kWriteVec);
+              block = accessOf(c.getDest()).write;
           line() << "tl::Staging<" << *ct << ", " << t.rows() << ", " << t.cols() << ", " << threads
                  << (run > 1 || block > 1 || realign ? ", " + std::to_string(run) : std::string())
                  << (block > 1 || realign ? ", " + std::to_string(block) : std::string())
@@ -228,8 +227,9 @@ LogicalResult Emitter::emitOp(Operation &op) {
                  << c << ");\n";
           return success();
         }
-        const int64_t run = loadVecOf(l.getDest());
-        const bool realign = loadRealignOf(l.getDest());
+        const AccessWidths w = accessOf(l.getDest());
+        const int64_t run = w.load;
+        const bool realign = w.realign;
         if (auto copy = tensorCopies.find(l); copy != tensorCopies.end()) {
           line() << "tl::load_tile_tma<" << threads << ", " << run << ", " << copy->second.box.boxCols << ">("
                  << name(l.getDest()) << ", " << name(l.getSource()) << "_g, "
@@ -251,7 +251,7 @@ LogicalResult Emitter::emitOp(Operation &op) {
       .Case([&](tile::GatherOp g) -> LogicalResult {
         if (!cast<tile::TileType>(g.getDest().getType()).isLds())
           return g.emitOpError() << "gathers into register tiles are not supported by the HIP emitter yet";
-        const int64_t run = loadVecOf(g.getDest());
+        const int64_t run = accessOf(g.getDest()).load;
         line() << (g->hasAttr(tile::attr::kAsync) ? "tl::gather_tile_async<" : "tl::gather_tile<") << threads
                << (run > 1 ? ", " + std::to_string(run) : std::string()) << ">("
                << name(g.getDest()) << ", "
@@ -366,13 +366,13 @@ LogicalResult Emitter::emitOp(Operation &op) {
       })
       .Case([&](tile::ViewOp v) -> LogicalResult {
         auto alloc = v.getSource().getDefiningOp<tile::AllocOp>();
-        auto bytes = alloc ? alloc->getAttrOfType<IntegerAttr>(pattr::kBufferBytes) : nullptr;
-        if (!bytes)
+        tile::LdsPlacementAttr p = alloc ? alloc.getLdsAttr() : nullptr;
+        if (!p || p.getBufferBytes() == 0)
           return v.emitOpError() << "views a tile without placed buffers; run tilec-allocate-lds first";
         int64_t eb = std::max<int64_t>(1, alloc.getType().getElementType().getIntOrFloatBitWidth() / 8);
         std::string n = name(v.getSource()) + "_" + fresh("b");
         line() << "const auto " << n << " = " << name(v.getSource()) << ".buffer(" << name(v.getIndex()) << ", "
-               << bytes.getInt() / eb << ");\n";
+               << p.getBufferBytes() / eb << ");\n";
         names[v] = n;
         return success();
       })

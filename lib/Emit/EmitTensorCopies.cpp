@@ -20,18 +20,16 @@ namespace {
 /// same when rows are S bytes apart, MaxPhase = S / 16 and PerPhase = 128 / S.
 std::optional<std::pair<int64_t, int64_t>> copyLayout(tile::AllocOp a, int64_t elemBytes) {
   tile::TileType t = a.getType();
-  auto rs = a->getAttrOfType<IntegerAttr>(pattr::kRowStride);
-  auto off = a->getAttrOfType<IntegerAttr>(pattr::kOffset);
-  if (!rs || !off)
+  tile::LdsPlacementAttr p = a.getLdsAttr();
+  if (!p)
     return std::nullopt;
-  const int64_t rowBytes = rs.getInt() * elemBytes;
-  int64_t boxCols = t.cols();
-  if (auto cb = a->getAttrOfType<IntegerAttr>(pattr::kColBlock))
-    boxCols = cb.getInt();
-  if (boxCols != rs.getInt() || t.cols() % boxCols != 0 || t.rows() > 256 || boxCols > 256 || rowBytes % 16 != 0)
+  const int64_t rowBytes = p.getRowStride() * elemBytes;
+  const int64_t boxCols = p.getColBlock() > 0 ? p.getColBlock() : t.cols();
+  if (boxCols != p.getRowStride() || t.cols() % boxCols != 0 || t.rows() > 256 || boxCols > 256 || rowBytes % 16 != 0)
     return std::nullopt;
   int64_t span = 0;
-  if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3 && sw[2] > 1) {
+  if (p.swizzled()) {
+    ArrayRef<int64_t> sw = p.getSwizzle();
     span = rowBytes;
     if (sw[0] * elemBytes != 16 || (span != 32 && span != 64 && span != 128) || sw[2] != span / 16 ||
         sw[1] != 128 / span)
@@ -40,17 +38,15 @@ std::optional<std::pair<int64_t, int64_t>> copyLayout(tile::AllocOp a, int64_t e
   // The copy swizzles by shared-memory address: each buffer starts where the
   // pattern does (8 rows of the span; 128 bytes, the copy's alignment, without).
   const int64_t align = span ? 8 * span : 128;
-  auto buffer = a->getAttrOfType<IntegerAttr>(pattr::kBufferBytes);
-  if (off.getInt() % align != 0 || (buffer && buffer.getInt() % align != 0))
+  if (p.getOffset() % align != 0 || p.getBufferBytes() % align != 0)
     return std::nullopt;
   return std::make_pair(span, boxCols);
 }
 
 /// Buffers of a placed LDS tile (1 unless multi-buffered).
 int64_t bufferCount(tile::AllocOp a) {
-  auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
-  auto buffer = a->getAttrOfType<IntegerAttr>(pattr::kBufferBytes);
-  return bytes && buffer && buffer.getInt() > 0 ? bytes.getInt() / buffer.getInt() : 1;
+  tile::LdsPlacementAttr p = a.getLdsAttr();
+  return p && p.getBufferBytes() > 0 ? p.getBytes() / p.getBufferBytes() : 1;
 }
 
 } // namespace
@@ -59,7 +55,7 @@ void Emitter::planTensorCopies() {
   if (!target.hasTensorCopy)
     return;
   f.walk([&](tile::LoadOp l) {
-    if (!l->hasAttr(tile::attr::kAsync) || l.getTranspose() || loadRealignOf(l.getDest()))
+    if (!l->hasAttr(tile::attr::kAsync) || l.getTranspose() || accessOf(l.getDest()).realign)
       return;
     tile::AllocOp a = rootAllocOf(l.getDest());
     auto arg = dyn_cast<BlockArgument>(rootTensorOf(l.getSource()));

@@ -91,12 +91,6 @@ constexpr int64_t kWgmmaAlign = 1024;
 
 /// Elements per access of a tile's LDS traffic (the prelude's Lds WriteVec
 /// and ReadVec, and the loads' run length).
-struct AccessWidths {
-  int64_t load = 1;   ///< global load of tile.load (a run of this many elements per thread)
-  int64_t write = 1;  ///< LDS write of such a run (load_tile, commit)
-  int64_t read = 1;   ///< LDS read of a gemm operand that runs along a row
-};
-
 /// The longest run of consecutive elements of a row, up to `limit` (a power of
 /// two), that `layout` keeps contiguous and aligned to its size at every
 /// multiple of the run: rows start at multiples of it and a swizzle moves
@@ -421,6 +415,8 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       Operation *op;
       std::string name;
       int64_t bytes, first, last, offset = 0, align = kAlign;
+      LdsLayout layout{0};       // an LDS tile's (not a reduction scratch's)
+      int64_t bufferBytes = 0;  // bytes between buffers of a multi-buffered tile
     };
     std::vector<Block> blocks;
     bool badLayout = false;
@@ -460,9 +456,9 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       const std::optional<LdsLayout> forWgmma = t.getRank() == 2 ? wgmmaLayout(a, *target, elemBytes) : std::nullopt;
       if (forWgmma) {
         layout = *forWgmma;  // the only layout wgmma reads (its cp.async writes are conflict-free in it)
-      } else if (auto given = a->getAttrOfType<IntegerAttr>(pattr::kRowStride)) {
+      } else if (auto given = a->getAttrOfType<IntegerAttr>(tile::attr::kRowStride)) {
         layout.stride = given.getInt();  // the user's layout
-        if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(pattr::kSwizzle); sw && sw.size() == 3) {
+        if (auto sw = a->getAttrOfType<DenseI64ArrayAttr>(tile::attr::kSwizzle); sw && sw.size() == 3) {
           if (sw[0] < 1 || sw[1] < 1 || sw[2] < 1) {
             a.emitOpError() << "swizzle [vec, per_phase, max_phase] of '" << a.displayName()
                             << "' must be positive, got [" << sw[0] << ", " << sw[1] << ", " << sw[2] << "]";
@@ -511,30 +507,21 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       const int64_t align = forWgmma ? kWgmmaAlign : kAlign;
       int64_t bufferBytes =
           alignTo(t.rows() * (layout.colBlock > 0 ? t.cols() : rowStride) * elemBytes, align);
-      int64_t buffers = 1;
-      if (auto n = a->getAttrOfType<IntegerAttr>("buffers")) {
-        buffers = n.getInt();
-        a->setAttr(pattr::kBufferBytes, b.getI64IntegerAttr(bufferBytes));
-      }
+      auto buffersAttr = a->getAttrOfType<IntegerAttr>(tile::attr::kBuffers);
+      const int64_t buffers = buffersAttr ? buffersAttr.getInt() : 1;
       int64_t bytes = bufferBytes * buffers;
-      a->setAttr(pattr::kRowStride, b.getI64IntegerAttr(rowStride));
-      if (layout.maxPhase > 1)
-        a->setAttr(pattr::kSwizzle, b.getDenseI64ArrayAttr({layout.vec, layout.perPhase, layout.maxPhase}));
-      if (layout.colBlock > 0)
-        a->setAttr(pattr::kColBlock, b.getI64IntegerAttr(layout.colBlock));
+      // The placement (written below, with the offset) carries the user's layout.
+      a->removeAttr(tile::attr::kRowStride);
+      a->removeAttr(tile::attr::kSwizzle);
       const AccessWidths widths = widthsIn(layout, limits);
       if (t.getRank() == 2)
         a->setAttr(pattr::kBankConflicts,
                    b.getI64IntegerAttr((best ? *best : modelCost(a, layout, widths, *target, waves)).cycles));
-      auto setWidth = [&](Operation *op, const char *name, int64_t w) {
-        if (w > 1)
-          op->setAttr(name, b.getI64IntegerAttr(w));
+      auto setAccess = [&](tile::AllocOp op, const AccessWidths &w) {
+        if (w.load > 1 || w.write > 1 || w.read > 1 || loadRun.realigned)
+          op.setAccessAttr(tile::AccessWidthsAttr::get(&getContext(), w.load, loadRun.realigned, w.write, w.read));
       };
-      setWidth(a, pattr::kLoadVec, widths.load);
-      if (loadRun.realigned)
-        a->setAttr(pattr::kLoadRealign, b.getUnitAttr());
-      setWidth(a, pattr::kWriteVec, widths.write);
-      setWidth(a, pattr::kReadVec, widths.read);
+      setAccess(a, widths);
       SmallVector<Operation *> users;
       for (Operation *u : a->getUsers()) {
         users.push_back(u);
@@ -543,12 +530,11 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
       }
       // The staging tiles that feed this one load in the same runs.
       for (Operation *u : users)
-        if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a && isStaging(c.getSource())) {
-          setWidth(allocOf(c.getSource()), pattr::kLoadVec, widths.load);
-          if (loadRun.realigned)
-            allocOf(c.getSource())->setAttr(pattr::kLoadRealign, b.getUnitAttr());
-        }
+        if (auto c = dyn_cast<tile::CopyOp>(u); c && rootAllocOf(c.getDest()) == a && isStaging(c.getSource()))
+          setAccess(allocOf(c.getSource()), AccessWidths{widths.load, 1, 1});
       Block blk{a, a.displayName() + (buffers > 1 ? " x" + std::to_string(buffers) : ""), bytes, 0, 0, 0, align};
+      blk.layout = layout;
+      blk.bufferBytes = buffersAttr ? bufferBytes : 0;
       span(users, blk.first, blk.last);
       blocks.push_back(blk);
     });
@@ -596,10 +582,16 @@ struct AllocateLDS : tilec::impl::TilecAllocateLDSBase<AllocateLDS> {
     std::vector<Buffer> bufferList;
     for (Block &blk : blocks) {
       bufferList.push_back({blk.name, blk.bytes});
-      blk.op->setAttr(isa<tile::ReduceOp>(blk.op) ? pattr::kScratchOffset : pattr::kOffset,
-                      b.getI64IntegerAttr(blk.offset));
-      if (!isa<tile::ReduceOp>(blk.op))
-        blk.op->setAttr(pattr::kBytes, b.getI64IntegerAttr(blk.bytes));
+      if (auto a = dyn_cast<tile::AllocOp>(blk.op)) {
+        const LdsLayout &l = blk.layout;
+        SmallVector<int64_t> swizzle;
+        if (l.maxPhase > 1)
+          swizzle = {l.vec, l.perPhase, l.maxPhase};
+        a.setLdsAttr(tile::LdsPlacementAttr::get(&getContext(), blk.offset, blk.bytes, l.stride, blk.bufferBytes,
+                                                 swizzle, l.colBlock));
+      } else {
+        blk.op->setAttr(pattr::kScratchOffset, b.getI64IntegerAttr(blk.offset));
+      }
     }
     f->setAttr(tile::attr::kLdsBytes, b.getI64IntegerAttr(offset));
     if (offset > target->ldsBytesPerWorkgroup) {

@@ -356,7 +356,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         Type elem = cast<tile::TileType>(g.getB().getType()).getElementType();
         auto lds = ab.create<tile::AllocOp>(
             src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), elem, tile::MemorySpace::lds),
-            ab.getStringAttr(src.displayName() + ".lds"), /*layout=*/Attribute());
+            ab.getStringAttr(src.displayName() + ".lds"), /*layout=*/Attribute(), /*lds=*/nullptr, /*access=*/nullptr);
         OpBuilder(g).create<tile::CopyOp>(g.getLoc(), v, lds);
         operand->set(lds);
       }

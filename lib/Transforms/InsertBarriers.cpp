@@ -36,11 +36,10 @@ struct Loc {
     if (alloc == o.alloc)
       return offset < 0 || o.offset < 0 || offset == o.offset;
     auto range = [](Operation *a) -> std::optional<std::pair<int64_t, int64_t>> {
-      auto off = a->getAttrOfType<IntegerAttr>(pattr::kOffset);
-      auto bytes = a->getAttrOfType<IntegerAttr>(pattr::kBytes);
-      if (!off || !bytes)
+      tile::LdsPlacementAttr p = placementOf(a);
+      if (!p)
         return std::nullopt;
-      return std::make_pair(off.getInt(), off.getInt() + bytes.getInt());
+      return std::make_pair(p.getOffset(), p.getOffset() + p.getBytes());
     };
     auto x = range(alloc), y = range(o.alloc);
     return x && y && x->first < y->second && y->first < x->second;

@@ -18,7 +18,6 @@ using namespace tilec;
 
 namespace {
 
-constexpr const char *kBuffers = "buffers";
 constexpr const char *kPipelined = "tile.pipelined";
 
 /// Whether `load` can be an asynchronous copy: it moves aligned runs of at
@@ -181,7 +180,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       if (!load)
         continue;
       auto alloc = allocOf(load.getDest());
-      if (!alloc || !alloc.getType().isLds() || alloc->hasAttr(kBuffers) ||
+      if (!alloc || !alloc.getType().isLds() || alloc->hasAttr(tile::attr::kBuffers) ||
           loop->isAncestor(alloc))
         continue;
       bool local = llvm::all_of(alloc->getUsers(), [&](Operation *u) { return loop->isAncestor(u); });
@@ -322,7 +321,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     for (tile::LoadOp load : loads) {
       tile::AllocOp alloc = allocOf(load.getDest());
       tile::TileType t = alloc.getType();
-      alloc->setAttr(kBuffers, i64(stages));
+      alloc->setAttr(tile::attr::kBuffers, i64(stages));
       OpBuilder ab(alloc->getBlock(), std::next(alloc->getIterator()));
       // The staging tile holds the window as loaded: a transposing load's is
       // the tile's transpose, which the commit writes back transposed.
@@ -332,7 +331,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
         std::swap(shape[0], shape[1]);
       auto staging = ab.create<tile::AllocOp>(
           alloc.getLoc(), tile::TileType::get(&getContext(), shape, t.getElementType(), tile::MemorySpace::reg),
-          ab.getStringAttr(alloc.displayName() + ".prefetch"), /*layout=*/Attribute());
+          ab.getStringAttr(alloc.displayName() + ".prefetch"), /*layout=*/Attribute(), /*lds=*/nullptr, /*access=*/nullptr);
 
       // Prologue: iterations 0 .. S-2 into buffers 0 .. S-2, iteration S-1 into registers.
       for (int64_t s = 0; s < stages; ++s) {
@@ -387,7 +386,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     for (int64_t s = 0; s < distance; ++s) {
       for (tile::LoadOp load : loads) {
         tile::AllocOp alloc = allocOf(load.getDest());
-        alloc->setAttr(kBuffers, i64(stages));
+        alloc->setAttr(tile::attr::kBuffers, i64(stages));
         Value dst = b.create<tile::ViewOp>(loc, alloc.getType(), alloc, cst(b, s), nullptr);
         FailureOr<tile::LoadOp> copy = loadAt(b, loop, load, ivAt(b, lb, s), dst, false);
         if (failed(copy))
@@ -396,7 +395,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       }
       for (tile::GatherOp gather : gathers) {
         tile::AllocOp alloc = allocOf(gather.getDest());
-        alloc->setAttr(kBuffers, i64(stages));
+        alloc->setAttr(tile::attr::kBuffers, i64(stages));
         Value dst = b.create<tile::ViewOp>(loc, alloc.getType(), alloc, cst(b, s), nullptr);
         if (failed(gatherAt(b, loop, gather, ivAt(b, lb, s), dst)))
           return failure();

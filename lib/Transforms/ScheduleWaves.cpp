@@ -35,12 +35,13 @@ std::optional<Schedule> scheduleOf(scf::ForOp loop) {
 }
 
 
-/// Global loads per lane a tile.load issues (one run of load_vec elements per
-/// thread per step; a realigned run is two loads).
+/// Global loads per lane a tile.load issues (one run of the #tile.access `load`
+/// elements per thread per step; a realigned run is two loads).
 int64_t loadsPerLane(tile::LoadOp l, int64_t threads) {
   auto t = cast<tile::TileType>(l.getDest().getType());
-  const int64_t runs = t.getNumElements() / loadVecOf(l.getDest());
-  return (runs + threads - 1) / threads * (loadRealignOf(l.getDest()) ? 2 : 1);
+  const AccessWidths w = accessOf(l.getDest());
+  const int64_t runs = t.getNumElements() / w.load;
+  return (runs + threads - 1) / threads * (w.realign ? 2 : 1);
 }
 
 bool touchesLds(Operation *op) {

@@ -70,4 +70,62 @@ def Tile_StagingLayoutAttr : AttrDef<Tile_Dialect, "StagingLayout"> {
   }];
 }
 
+// An XOR swizzle `[vec, per_phase, max_phase]`, written in brackets; empty
+// (and not printed) for unswizzled rows.
+def Tile_SwizzleParameter : OptionalArrayRefParameter<"int64_t", "XOR swizzle [vec, per_phase, max_phase]"> {
+  let parser = "::tilec::tile::parseBracketedI64s($_parser)";
+  let printer = "::tilec::tile::printBracketedI64s($_printer, $_self)";
+}
+
+def Tile_FlagParameter : DefaultValuedParameter<"bool", "false"> {
+  let parser = "::tilec::tile::parseBool($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+}
+
+def Tile_LdsPlacementAttr : AttrDef<Tile_Dialect, "LdsPlacement"> {
+  let mnemonic = "lds";
+  let summary = "where an LDS tile lives and how its rows are laid out";
+  let description = [{
+    `#tile.lds<offset = 0, bytes = 16384, row_stride = 32, buffer_bytes = 8192, swizzle = [8, 2, 4]>`,
+    written by tilec-allocate-lds on each LDS `tile.alloc`: the tile occupies
+    `bytes` of LDS from byte `offset` (all buffers of a multi-buffered tile,
+    `buffer_bytes` apart; 0 for a single buffer). Element (r, c) of a buffer
+    lives at element `r * row_stride + c`, with the column's 16-byte-group
+    index XORed by the row's phase when `swizzle = [vec, per_phase,
+    max_phase]` is given: groups of `vec` elements, the phase advancing
+    every `per_phase` rows and wrapping at `max_phase` (tilec_lds.h, `Lds`).
+    `col_block` > 0 stores the tile in blocks of that many columns, each
+    block's rows contiguous (wgmma's MN-major operands); `row_stride` is then
+    the block's row length.
+  }];
+  let parameters = (ins "int64_t":$offset, "int64_t":$bytes, "int64_t":$row_stride,
+                        DefaultValuedParameter<"int64_t", "0">:$buffer_bytes,
+                        Tile_SwizzleParameter:$swizzle,
+                        DefaultValuedParameter<"int64_t", "0">:$col_block);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool swizzled() const { return getSwizzle().size() == 3 && getSwizzle()[2] > 1; }
+  }];
+}
+
+def Tile_AccessWidthsAttr : AttrDef<Tile_Dialect, "AccessWidths"> {
+  let mnemonic = "access";
+  let summary = "elements per memory access of a tile's loads, LDS writes and LDS reads";
+  let description = [{
+    `#tile.access<load = 8, realign = true, write = 8, read = 4>`, written by
+    tilec-allocate-lds on tile.alloc: the tile.load ops filling the tile move
+    `load` elements per global load (runs realigned from two aligned loads
+    when `realign`); on an LDS tile, those loads' LDS writes store `write`
+    elements at a time and the gemm operand reads running along a row read
+    `read`. A staging register tile carries the `load` of the LDS tile it
+    feeds. Each width is a power of two, 1 (not printed) when absent.
+  }];
+  let parameters = (ins DefaultValuedParameter<"int64_t", "1">:$load, Tile_FlagParameter:$realign,
+                        DefaultValuedParameter<"int64_t", "1">:$write,
+                        DefaultValuedParameter<"int64_t", "1">:$read);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif

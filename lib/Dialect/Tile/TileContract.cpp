@@ -24,12 +24,19 @@ Value rootTensorOf(Value v) {
   return v;
 }
 
-int64_t accessWidth(Operation *alloc, llvm::StringRef name) {
-  auto n = alloc ? alloc->getAttrOfType<IntegerAttr>(name) : nullptr;
-  return n ? n.getInt() : 1;
+tile::LdsPlacementAttr placementOf(Operation *op) {
+  auto alloc = dyn_cast_or_null<tile::AllocOp>(op);
+  return alloc ? alloc.getLdsAttr() : nullptr;
 }
 
-int64_t loadVecOf(Value tile) { return accessWidth(rootAllocOf(tile), pattr::kLoadVec); }
+AccessWidths accessOf(tile::AllocOp alloc) {
+  tile::AccessWidthsAttr w = alloc ? alloc.getAccessAttr() : nullptr;
+  if (!w)
+    return {};
+  return {w.getLoad(), w.getWrite(), w.getRead(), w.getRealign()};
+}
+
+AccessWidths accessOf(Value tile) { return accessOf(rootAllocOf(tile)); }
 
 const MatrixInstr *matrixInstrOf(tile::GemmOp g, const TargetInfo &target) {
   tile::MatrixLayoutAttr l = g.getLayoutAttr();
@@ -44,11 +51,6 @@ std::optional<std::pair<int64_t, int64_t>> waveGridOf(Operation *op) {
   if (auto m = dyn_cast_or_null<tile::MatrixLayoutAttr>(layout))
     return std::make_pair(m.waveRows(), m.waveCols());
   return std::nullopt;
-}
-
-bool loadRealignOf(Value tile) {
-  Operation *a = rootAllocOf(tile);
-  return a && a->hasAttr(pattr::kLoadRealign);
 }
 
 } // namespace tilec

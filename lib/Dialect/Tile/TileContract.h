@@ -12,18 +12,12 @@
 
 namespace tilec {
 
-/// Attribute names written by the target passes (register layouts and a
-/// gemm's matrix instruction are the typed `layout` of tile.alloc and
-/// tile.gemm: #tile.matrix, #tile.blocked, #tile.staging).
+/// Attribute names written by the target passes, beside the typed ones of
+/// TileAttrs.td (a register tile's `layout` and a gemm's matrix instruction:
+/// #tile.matrix, #tile.blocked, #tile.staging; an LDS tile's `lds`
+/// placement, #tile.lds; a tile's `access` widths, #tile.access).
 namespace pattr {
-inline constexpr const char *kOffset = "offset";
-inline constexpr const char *kRowStride = "row_stride";
-inline constexpr const char *kScratchOffset = "scratch_offset";
-inline constexpr const char *kBytes = "bytes";  // LDS bytes of a placed tile (all buffers)
-inline constexpr const char *kBufferBytes = "buffer_bytes";  // bytes between buffers of a multi-buffered tile
-inline constexpr const char *kSwizzle = "swizzle";  // array<i64: vec, perPhase, maxPhase>
-/// An LDS tile stored in blocks of this many columns (wgmma's MN-major operands; tilec_lds.h Lds ColBlock).
-inline constexpr const char *kColBlock = "col_block";
+inline constexpr const char *kScratchOffset = "scratch_offset";  // i64 on tile.reduce: LDS byte offset of its scratch
 inline constexpr const char *kInterleaveVmem = "interleave_vmem";  // i64 on tile.gemm: interleave; global loads per lane in its region
 inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setprio 1 around its matrix instructions
 /// i64 N on a warpgroup tile.gemm in a pipelined loop (tilec-pipeline-loops):
@@ -32,11 +26,6 @@ inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setp
 /// are in flight (0 or 1), and after the loop until none is.
 inline constexpr const char *kMatrixGroupsInFlight = "matrix_groups_in_flight";
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles
-// Elements per access, on allocs (absent: 1), chosen by tilec-allocate-lds:
-inline constexpr const char *kLoadVec = "load_vec";    // global loads of the tile.load ops filling the tile
-inline constexpr const char *kLoadRealign = "load_realign";  // unit: those runs are realigned (LoadRun)
-inline constexpr const char *kWriteVec = "write_vec";  // LDS writes of those loads (load_tile, commit)
-inline constexpr const char *kReadVec = "read_vec";    // LDS reads of gemm operands running along a row
 } // namespace pattr
 
 /// Number of waves per workgroup of a kernel (`tile.num_waves`, default 4).
@@ -58,15 +47,18 @@ const MatrixInstr *matrixInstrOf(tile::GemmOp g, const TargetInfo &target);
 /// matrix-instruction layout's `wave_grid` or a blocked layout's waves.
 std::optional<std::pair<int64_t, int64_t>> waveGridOf(mlir::Operation *alloc);
 
-/// An access width (`load_vec`, `write_vec`, `read_vec`) that
-/// tilec-allocate-lds recorded on an alloc; 1 when absent.
-int64_t accessWidth(mlir::Operation *alloc, llvm::StringRef name);
+/// The #tile.lds placement of an LDS tile's alloc, or null before
+/// tilec-allocate-lds.
+tile::LdsPlacementAttr placementOf(mlir::Operation *alloc);
 
-/// Elements per global load of the tile.load ops writing `tile` (the
-/// `load_vec` of its alloc, through views; 1 without one).
-int64_t loadVecOf(mlir::Value tile);
-/// Whether those loads are realigned runs (the `load_realign` of its alloc).
-bool loadRealignOf(mlir::Value tile);
+/// The #tile.access widths tilec-allocate-lds recorded on an alloc (through
+/// views); all 1 when it recorded none.
+struct AccessWidths {
+  int64_t load = 1, write = 1, read = 1;
+  bool realign = false;
+};
+AccessWidths accessOf(mlir::Value tile);
+AccessWidths accessOf(tile::AllocOp alloc);
 
 /// The register layout of `tile` (of its alloc) when it is an `L`
 /// (tile::MatrixLayoutAttr, BlockedLayoutAttr or StagingLayoutAttr); else null.

@@ -75,6 +75,51 @@ LogicalResult MatrixLayoutAttr::verify(llvm::function_ref<InFlightDiagnostic()> 
   return success();
 }
 
+FailureOr<SmallVector<int64_t>> tilec::tile::parseBracketedI64s(AsmParser &parser) {
+  SmallVector<int64_t> values;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(values.emplace_back());
+      }))
+    return failure();
+  return values;
+}
+
+void tilec::tile::printBracketedI64s(AsmPrinter &printer, ArrayRef<int64_t> values) {
+  printer << '[';
+  llvm::interleaveComma(values, printer);
+  printer << ']';
+}
+
+FailureOr<bool> tilec::tile::parseBool(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(parser.getCurrentLocation(), "expected true or false");
+}
+
+LogicalResult LdsPlacementAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError, int64_t offset,
+                                       int64_t bytes, int64_t rowStride, int64_t bufferBytes,
+                                       llvm::ArrayRef<int64_t> swizzle, int64_t colBlock) {
+  if (offset < 0 || bytes < 1 || rowStride < 1)
+    return emitError() << "LDS placement: offset must be >= 0, bytes and row_stride >= 1";
+  if (bufferBytes < 0 || (bufferBytes > 0 && bytes % bufferBytes))
+    return emitError() << "LDS placement: " << bytes << " bytes are not whole buffers of " << bufferBytes;
+  if (!swizzle.empty() && (swizzle.size() != 3 || !llvm::all_of(swizzle, [](int64_t x) { return x >= 1; })))
+    return emitError() << "LDS placement: swizzle is [vec, per_phase, max_phase], all positive";
+  if (colBlock < 0)
+    return emitError() << "LDS placement: col_block must be >= 0";
+  return success();
+}
+
+LogicalResult AccessWidthsAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError, int64_t load,
+                                       bool realign, int64_t write, int64_t read) {
+  for (int64_t w : {load, write, read})
+    if (w < 1 || !llvm::isPowerOf2_64(w) || w > 16)
+      return emitError() << "access widths: each is a power of two in [1, 16], got " << w;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -314,10 +359,14 @@ LogicalResult GemmOp::verify() {
 }
 
 LogicalResult AllocOp::verify() {
+  TileType t = getType();
+  if (getLdsAttr() && !t.isLds())
+    return emitOpError() << "a register tile has no LDS placement, got " << getLdsAttr();
+  if (AccessWidthsAttr w = getAccessAttr(); w && !t.isLds() && (w.getWrite() > 1 || w.getRead() > 1))
+    return emitOpError() << "a register tile has no LDS write or read widths, got " << w;
   Attribute layout = getLayoutAttr();
   if (!layout)
     return success();
-  TileType t = getType();
   if (!t.isReg())
     return emitOpError() << "an LDS tile has no register layout, got " << layout;
   // A rank-2 tile in a matrix layout is the accumulator itself; a rank-1 tile
@@ -387,7 +436,7 @@ LogicalResult ViewOp::verify() {
     return emitOpError() << "view type " << getResult().getType() << " differs from its tile "
                          << getSource().getType();
   auto alloc = getSource().getDefiningOp<AllocOp>();
-  if (!alloc || !alloc->hasAttr("buffers"))
+  if (!alloc || !alloc->hasAttr(attr::kBuffers))
     return emitOpError() << "views a tile that is not multi-buffered (its tile.alloc needs `buffers`)";
   return success();
 }

@@ -13,6 +13,13 @@
 #define GET_TYPEDEF_CLASSES
 #include "Dialect/Tile/TileOpsTypes.h.inc"
 
+namespace tilec::tile {
+/// Parameter syntax of the dialect's attributes: `[1, 2, 3]` and `true|false`.
+mlir::FailureOr<llvm::SmallVector<int64_t>> parseBracketedI64s(mlir::AsmParser &parser);
+void printBracketedI64s(mlir::AsmPrinter &printer, llvm::ArrayRef<int64_t> values);
+mlir::FailureOr<bool> parseBool(mlir::AsmParser &parser);
+} // namespace tilec::tile
+
 #define GET_ATTRDEF_CLASSES
 #include "Dialect/Tile/TileOpsAttrs.h.inc"
 
@@ -38,6 +45,13 @@ inline constexpr const char *kAsync = "tile.async";
 inline constexpr const char *kAsyncPending = "tile.async_pending";
 inline constexpr const char *kTarget = "tile.target";          // string, set by target passes
 inline constexpr const char *kLdsBytes = "tile.lds_bytes";     // i64, set by LDS allocation
+// A user's explicit LDS layout on an LDS tile.alloc, which tilec-allocate-lds
+// keeps (in the tile's #tile.lds placement) instead of choosing one:
+inline constexpr const char *kRowStride = "row_stride";        // i64, elements between rows
+inline constexpr const char *kSwizzle = "swizzle";             // array<i64: vec, per_phase, max_phase>
+// i64 on an LDS tile.alloc (tilec-pipeline-loops): the tile has this many
+// buffers, which tile.view selects.
+inline constexpr const char *kBuffers = "buffers";
 // i64 on a tensor argument of func.func: its innermost extent is a multiple of
 // this many elements and its data is aligned to as many elements (up to 16
 // bytes), so accesses may move that many elements at once; launches check it.

@@ -152,12 +152,17 @@ def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
     `%t = tile.alloc {name = "a_lds"} : !tile.tile<128x32xbf16, lds>`.
     `name` appears in diagnostics (e.g. LDS over budget). Passes annotate:
     `layout` on register tiles (tilec-infer-layouts: `#tile.matrix`,
-    `#tile.blocked` or `#tile.staging`), `offset` and `row_stride` on LDS
-    tiles (LDS placement).
+    `#tile.blocked` or `#tile.staging`); `lds` on LDS tiles (their
+    `#tile.lds` placement) and `access`, the `#tile.access` widths of the
+    tile's memory accesses (tilec-allocate-lds). An LDS tile may carry the
+    user's own layout as `row_stride` and `swizzle` (array<i64: vec,
+    per_phase, max_phase>), which tilec-allocate-lds keeps.
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name,
                        OptionalAttr<AnyAttrOf<[Tile_MatrixLayoutAttr, Tile_BlockedLayoutAttr,
-                                               Tile_StagingLayoutAttr]>>:$layout);
+                                               Tile_StagingLayoutAttr]>>:$layout,
+                       OptionalAttr<Tile_LdsPlacementAttr>:$lds,
+                       OptionalAttr<Tile_AccessWidthsAttr>:$access);
   let results = (outs Tile_AnyTile:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -60,7 +60,7 @@ struct Lds {
 /// holds blocks t, t + Threads, ... of Block consecutive rows of one run
 /// each, v[j * Block + q] the run of row q of its j-th block.
 /// Realign (Block 1): the runs are read with Global::load_unaligned (rows of
-/// any alignment; tilec-allocate-lds's `load_realign`) and held as their
+/// any alignment; the `realign` of tilec-allocate-lds's #tile.access) and held as their
 /// aligned pieces until commit.
 template <bool Realign, int Bytes> struct staged_run { using type = raw_t<Bytes>; };
 template <int Bytes> struct staged_run<true, Bytes> { using type = Unaligned<Bytes>; };

@@ -193,3 +193,43 @@ func.func @alloc_string_layout() {
   %acc = tile.alloc {layout = "acc"} : !tile.tile<128x128xf32, reg>
   return
 }
+
+// -----
+
+func.func @alloc_reg_placement() {
+  // expected-error @+1 {{'tile.alloc' op a register tile has no LDS placement, got #tile.lds<offset = 0, bytes = 1024, row_stride = 16>}}
+  %t = tile.alloc {lds = #tile.lds<offset = 0, bytes = 1024, row_stride = 16>} : !tile.tile<32x16xbf16, reg>
+  return
+}
+
+// -----
+
+func.func @placement_buffers() {
+  // expected-error @+1 {{LDS placement: 3000 bytes are not whole buffers of 1024}}
+  %t = tile.alloc {lds = #tile.lds<offset = 0, bytes = 3000, row_stride = 16, buffer_bytes = 1024>} : !tile.tile<32x16xbf16, lds>
+  return
+}
+
+// -----
+
+func.func @placement_swizzle() {
+  // expected-error @+1 {{LDS placement: swizzle is [vec, per_phase, max_phase], all positive}}
+  %t = tile.alloc {lds = #tile.lds<offset = 0, bytes = 1024, row_stride = 16, swizzle = [8, 0, 2]>} : !tile.tile<32x16xbf16, lds>
+  return
+}
+
+// -----
+
+func.func @access_width() {
+  // expected-error @+1 {{access widths: each is a power of two in [1, 16], got 6}}
+  %t = tile.alloc {access = #tile.access<load = 6>} : !tile.tile<32x16xbf16, lds>
+  return
+}
+
+// -----
+
+func.func @access_reg_write() {
+  // expected-error @+1 {{'tile.alloc' op a register tile has no LDS write or read widths, got #tile.access<load = 8, write = 8>}}
+  %t = tile.alloc {access = #tile.access<load = 8, write = 8>} : !tile.tile<32x16xbf16, reg>
+  return
+}

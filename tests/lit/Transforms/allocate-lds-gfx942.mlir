@@ -5,13 +5,13 @@
 // tile's MFMA 32x32x8 operand reads go down a column (32 rows per phase), so
 // unpadded rows of 64 bytes put every read on 2 banks; an XOR swizzle spreads
 // them without extra bytes. Each lane's 4 k elements of two k steps are one
-// 16-byte read (read_vec = 8: MatrixInstr::kStepsPerRead), so the swizzle
+// 16-byte read (read = 8: MatrixInstr::kStepsPerRead), so the swizzle
 // moves groups of 8. B's reads run along rows
 // and need nothing. Offsets are 16-byte aligned.
 // CHECK-LABEL: func.func @gemm
 // CHECK-SAME: tile.lds_bytes = 16384 : i64
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, read_vec = 8 : i64, row_stride = 32 : i64, swizzle = array<i64: 8, 2, 4>} : !tile.tile<128x32xbf16, lds>
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, name = "b", offset = 8192 : i64, row_stride = 128 : i64} : !tile.tile<32x128xbf16, lds>
+// CHECK: tile.alloc {access = #tile.access<read = 8>, bank_conflicts = 0 : i64, lds = #tile.lds<offset = 0, bytes = 8192, row_stride = 32, swizzle = [8, 2, 4]>, name = "a"} : !tile.tile<128x32xbf16, lds>
+// CHECK: tile.alloc {bank_conflicts = 0 : i64, lds = #tile.lds<offset = 8192, bytes = 8192, row_stride = 128>, name = "b"} : !tile.tile<32x128xbf16, lds>
 func.func @gemm() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a"} : !tile.tile<128x32xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
@@ -45,7 +45,7 @@ func.func @row_scratch() attributes {tile.num_waves = 4 : i64} {
 // naive row-major A tile costs 384 extra cycles per k tile (16-byte operand
 // reads of two k steps; the CPU emulator measures the same: tests/unit/run/LdsLayoutTest.cpp).
 // CHECK-LABEL: func.func @naive
-// CHECK: tile.alloc {bank_conflicts = 384 : i64, bytes = 8192 : i64, name = "a", offset = 0 : i64, read_vec = 8 : i64, row_stride = 32 : i64}
+// CHECK: tile.alloc {access = #tile.access<read = 8>, bank_conflicts = 384 : i64, lds = #tile.lds<offset = 0, bytes = 8192, row_stride = 32>, name = "a"}
 func.func @naive() attributes {tile.num_waves = 4 : i64} {
   %a = tile.alloc {name = "a", row_stride = 32 : i64} : !tile.tile<128x32xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<32x128xbf16, lds>
@@ -58,7 +58,7 @@ func.func @naive() attributes {tile.num_waves = 4 : i64} {
 
 // An explicit swizzle is kept too.
 // CHECK-LABEL: func.func @explicit
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 2048 : i64, name = "a", offset = 0 : i64, row_stride = 64 : i64, swizzle = array<i64: 8, 1, 8>}
+// CHECK: tile.alloc {bank_conflicts = 0 : i64, lds = #tile.lds<offset = 0, bytes = 2048, row_stride = 64, swizzle = [8, 1, 8]>, name = "a"}
 func.func @explicit() {
   %a = tile.alloc {name = "a", row_stride = 64 : i64, swizzle = array<i64: 8, 1, 8>} : !tile.tile<16x64xf16, lds>
   return
@@ -78,10 +78,10 @@ func.func @bad_stride() {
 // in the same loop never do.
 // CHECK-LABEL: func.func @reuse
 // CHECK-SAME: tile.lds_bytes = 8192 : i64
-// CHECK: tile.alloc {{.*}}name = "first", offset = 0 : i64
-// CHECK: tile.alloc {{.*}}name = "second", offset = 0 : i64
-// CHECK: tile.alloc {{.*}}name = "in_loop_a", offset = 0 : i64
-// CHECK: tile.alloc {{.*}}name = "in_loop_b", offset = 4096 : i64
+// CHECK: tile.alloc {{.*}}lds = #tile.lds<offset = 0, {{.*}}name = "first"
+// CHECK: tile.alloc {{.*}}lds = #tile.lds<offset = 0, {{.*}}name = "second"
+// CHECK: tile.alloc {{.*}}lds = #tile.lds<offset = 0, {{.*}}name = "in_loop_a"
+// CHECK: tile.alloc {{.*}}lds = #tile.lds<offset = 4096, {{.*}}name = "in_loop_b"
 func.func @reuse(%A: memref<?x?xbf16>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -113,13 +113,13 @@ func.func @too_big() {
 
 // Loads from tensors whose rows are multiples of 8 bf16 (tile.divisibility,
 // what the launch checks) at columns that are multiples of 8 move 16 bytes
-// each (load_vec = 8). The layout keeps runs whole for the LDS writes
-// (write_vec): B's plain rows take the 8 at once, and so does A's
+// each (#tile.access load = 8). The layout keeps runs whole for the LDS
+// writes (write): B's plain rows take the 8 at once, and so does A's
 // conflict-free swizzle, which moves groups of 8 for the 16-byte operand
-// reads of two k steps (read_vec).
+// reads of two k steps (read).
 // CHECK-LABEL: func.func @vector_loads
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, load_vec = 8 : i64, name = "a", offset = 0 : i64, read_vec = 8 : i64, row_stride = 32 : i64, swizzle = array<i64: 8, 2, 4>, write_vec = 8 : i64}
-// CHECK: tile.alloc {bank_conflicts = 0 : i64, bytes = 8192 : i64, load_vec = 8 : i64, name = "b", offset = 8192 : i64, row_stride = 128 : i64, write_vec = 8 : i64}
+// CHECK: tile.alloc {access = #tile.access<load = 8, write = 8, read = 8>, bank_conflicts = 0 : i64, lds = #tile.lds<offset = 0, bytes = 8192, row_stride = 32, swizzle = [8, 2, 4]>, name = "a"}
+// CHECK: tile.alloc {access = #tile.access<load = 8, write = 8>, bank_conflicts = 0 : i64, lds = #tile.lds<offset = 8192, bytes = 8192, row_stride = 128>, name = "b"}
 func.func @vector_loads(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %B: memref<?x?xbf16> {tile.divisibility = 16 : i64}, %k: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c32 = arith.constant 32 : index
@@ -142,10 +142,10 @@ func.func @vector_loads(%A: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %B: 
 // an odd number of elements cannot split into runs of 4 bytes or more: one
 // element per load (C).
 // CHECK-LABEL: func.func @realigned_loads
-// CHECK: tile.alloc {{.*}}load_realign, load_vec = 8 : i64, name = "a"
-// CHECK: tile.alloc {{.*}}load_realign, load_vec = 8 : i64, name = "b"
+// CHECK: tile.alloc {access = #tile.access<load = 8, realign = true, {{.*}}name = "a"
+// CHECK: tile.alloc {access = #tile.access<load = 8, realign = true, {{.*}}name = "b"
 // CHECK: tile.alloc {{.*}}name = "c"
-// CHECK-NOT: load_vec
+// CHECK-NOT: access
 // CHECK: return
 func.func @realigned_loads(%A: memref<?x?xbf16>, %B: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %k: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
@@ -164,11 +164,11 @@ func.func @realigned_loads(%A: memref<?x?xbf16>, %B: memref<?x?xbf16> {tile.divi
 
 // A window keeps a tensor's rows, so loads through it move 16 bytes when its
 // column origin and width are known multiples of 8 too (%h * 128 and 128: one
-// head of a [tokens, heads * 128] tensor; load_vec = 8). A window 100 wide
+// head of a [tokens, heads * 128] tensor; load = 8). A window 100 wide
 // would cut a run of 8 at its right edge; 100 is a multiple of 4: runs of 4.
 // CHECK-LABEL: func.func @window_loads
-// CHECK: tile.alloc {{.*}}bytes = {{[0-9]+}} : i64, load_vec = 8 : i64, name = "a"
-// CHECK: tile.alloc {{.*}}bytes = {{[0-9]+}} : i64, load_vec = 4 : i64, name = "b"
+// CHECK: tile.alloc {access = #tile.access<load = 8, {{.*}}name = "a"
+// CHECK: tile.alloc {access = #tile.access<load = 4, {{.*}}name = "b"
 // CHECK: return
 func.func @window_loads(%Q: memref<?x?xbf16> {tile.divisibility = 8 : i64}, %h: index, %r: index, %n: index) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index

@@ -89,9 +89,9 @@ func.func @multibuffer(%A: memref<?x?xbf16>, %n: index) {
 // CHECK-NEXT: tile.load
 func.func @aliased(%A: memref<?x?xbf16>, %C: memref<?x?xbf16>) {
   %c0 = arith.constant 0 : index
-  %x = tile.alloc {offset = 0 : i64, bytes = 1024 : i64} : !tile.tile<32x16xbf16, lds>
-  %y = tile.alloc {offset = 0 : i64, bytes = 1024 : i64} : !tile.tile<32x16xbf16, lds>
-  %z = tile.alloc {offset = 1024 : i64, bytes = 1024 : i64} : !tile.tile<32x16xbf16, lds>
+  %x = tile.alloc {lds = #tile.lds<offset = 0, bytes = 1024, row_stride = 16>} : !tile.tile<32x16xbf16, lds>
+  %y = tile.alloc {lds = #tile.lds<offset = 0, bytes = 1024, row_stride = 16>} : !tile.tile<32x16xbf16, lds>
+  %z = tile.alloc {lds = #tile.lds<offset = 1024, bytes = 1024, row_stride = 16>} : !tile.tile<32x16xbf16, lds>
   tile.store %x -> %C[%c0, %c0] : !tile.tile<32x16xbf16, lds>, memref<?x?xbf16>
   tile.load %A[%c0, %c0] -> %z : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>
   tile.load %A[%c0, %c0] -> %y : memref<?x?xbf16>, !tile.tile<32x16xbf16, lds>

@@ -30,7 +30,7 @@ func.func @unbalanced_total() attributes {tile.num_waves = 4 : i64} {
 // no ping_pong schedule accounts for: the barriers no longer order it.
 func.func @out_of_step(%A: memref<?x?xbf16>) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
-  %a = tile.alloc {name = "a", offset = 0 : i64, row_stride = 32 : i64} : !tile.tile<32x32xbf16, lds>
+  %a = tile.alloc {lds = #tile.lds<offset = 0, bytes = 2048, row_stride = 32>, name = "a"} : !tile.tile<32x32xbf16, lds>
   tile.barrier {tile.wave_group = 1 : i64}
   // expected-error @+1 {{accesses LDS while the wave groups are out of step (group 1 is 1 barrier(s) ahead)}}
   tile.load %A[%c0, %c0] -> %a : memref<?x?xbf16>, !tile.tile<32x32xbf16, lds>
