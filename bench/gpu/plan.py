@@ -302,8 +302,10 @@ NORM_FP8_SCALES = ("static", "token", "group")
 FP8_OUT_SCALE = 0.02   # static scale: N(0, 1) inputs give |y / scale| up to ~500, some saturating at 448
 NORM_FP8_CONFIGS = [{"rows": 1, "chunk": 4096, "waves": 4}, {"rows": 4, "chunk": 512, "waves": 4}]
 # Per-group scales step through [rows, 128] tiles: 8 rows of 16 threads fill 4 warps (the
-# kernel's sm_90a default), 16 rows 8 warps.
-NORM_FP8_GROUP_CONFIGS = [{"rows": 8, "chunk": 1024, "waves": 4}, {"rows": 16, "chunk": 1024, "waves": 8}]
+# kernel's sm_90a default), 16 rows 8 warps; one row per warp gives short token counts one
+# workgroup per token.
+NORM_FP8_GROUP_CONFIGS = [{"rows": 8, "chunk": 1024, "waves": 4}, {"rows": 16, "chunk": 1024, "waves": 8},
+                          {"rows": 1, "chunk": 1024, "waves": 1}]
 
 
 def norm_fp8_configs(scales):
