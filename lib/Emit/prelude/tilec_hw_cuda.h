@@ -51,6 +51,20 @@ TL_INLINE unsigned cvt_f16x2(float lo, float hi) {
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
   return d;
 }
+// Two f32 into two OCP fp8 codes, lo in the low byte: one cvt.rn.satfinite
+// (sm_89 and later) for the pair instead of tl::from_f32's encoder per value,
+// which rounds and saturates the same way (a NaN becomes the canonical one).
+#define TL_HW_HAS_CVT_FP8X2 1
+TL_INLINE unsigned cvt_e4m3x2(float lo, float hi) {
+  unsigned short d;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+TL_INLINE unsigned cvt_e5m2x2(float lo, float hi) {
+  unsigned short d;
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo));
+  return d;
+}
 
 // --- scheduling controls: AMD's only; ptxas schedules NVIDIA code --------------------
 template <int Mask, int Count, int SyncId> TL_INLINE void sched_group_barrier() {}
