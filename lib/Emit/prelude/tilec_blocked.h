@@ -266,27 +266,27 @@ TL_INLINE void store_tile(const Blocked<R, C, P> &t, const G &g, int r0, int c0)
         if (!(B::owns_row(i) && B::owns_col(k, 0)))
           continue;
         raw_t<bytes> run;
-        if constexpr (eb == 1) {
+        if constexpr (hw_converts_pairs<T>) {
+          // One instruction per pair of values (a wide run holds at least two).
+          unsigned pairs[bytes / 4] = {};
+          TL_UNROLL
+          for (int e = 0; e < B::V; e += 2) {
+            unsigned pair;
+            if constexpr (eb == 1)
+              pair = pack2_fp8<T>(t.v[i][k][e], t.v[i][k][e + 1]);
+            else
+              pair = pack2_f32<T>(t.v[i][k][e], t.v[i][k][e + 1]);
+            pairs[e * eb / 4] |= pair << (8 * (e * eb % 4));
+          }
+          __builtin_memcpy(&run, pairs, bytes);
+        } else if constexpr (eb == 1) {
           // Bytes packed into words with shifts: byte-wise copies into the
           // vector-typed run can defeat scalar replacement and leave it in
           // scratch (the fp8 conversions' branches between them).
           unsigned words[bytes / 4] = {};
-#ifdef TL_HW_HAS_CVT_FP8X2
-          // OCP fp8 pairs converted by one instruction (B::V >= 4 here: a
-          // wide run is at least a word).
-          if constexpr (__is_same(T, fp8e4m3) || __is_same(T, fp8e5m2)) {
-            TL_UNROLL
-            for (int e = 0; e < B::V; e += 2)
-              words[e / 4] |= (__is_same(T, fp8e4m3) ? hw::cvt_e4m3x2(t.v[i][k][e], t.v[i][k][e + 1])
-                                                      : hw::cvt_e5m2x2(t.v[i][k][e], t.v[i][k][e + 1]))
-                              << (8 * (e % 4));
-          } else
-#endif
-          {
-            TL_UNROLL
-            for (int e = 0; e < B::V; ++e)
-              words[e / 4] |= unsigned(__builtin_bit_cast(unsigned char, from_f32<T>(t.v[i][k][e]))) << (8 * (e % 4));
-          }
+          TL_UNROLL
+          for (int e = 0; e < B::V; ++e)
+            words[e / 4] |= unsigned(__builtin_bit_cast(unsigned char, from_f32<T>(t.v[i][k][e]))) << (8 * (e % 4));
           __builtin_memcpy(&run, words, bytes);
         } else {
           TL_UNROLL

@@ -173,6 +173,31 @@ TL_INLINE float to_f32(fp8e5m2 x) { return OcpE5M2::decode(x.bits); }
 template <> TL_INLINE fp8e4m3 from_f32<fp8e4m3>(float x) { return fp8e4m3{OcpE4M3::encode(x)}; }
 template <> TL_INLINE fp8e5m2 from_f32<fp8e5m2>(float x) { return fp8e5m2{OcpE5M2::encode(x)}; }
 
+/// Two values rounded to the OCP fp8 type T, lo in the low byte.
+template <class T> TL_INLINE unsigned pack2_fp8(float lo, float hi) {
+#ifdef TL_HW_HAS_CVT_FP8X2
+  if constexpr (__is_same(T, fp8e4m3))
+    return hw::cvt_e4m3x2(lo, hi);
+  else
+    return hw::cvt_e5m2x2(lo, hi);
+#else
+  return unsigned(from_f32<T>(lo).bits) | unsigned(from_f32<T>(hi).bits) << 8;
+#endif
+}
+
+/// Whether the hardware layer rounds a pair of f32 to T in one instruction
+/// (pack2_f32 for 16-bit T, pack2_fp8 for OCP fp8), which stores of wide
+/// runs then use instead of from_f32 per value.
+template <class T>
+inline constexpr bool hw_converts_pairs =
+#ifdef TL_HW_HAS_CVT_X2
+    __is_same(T, bf16) || __is_same(T, f16) ||
+#endif
+#ifdef TL_HW_HAS_CVT_FP8X2
+    __is_same(T, fp8e4m3) || __is_same(T, fp8e5m2) ||
+#endif
+    false;
+
 /// x rounded to T and back (register tiles of type T hold such values).
 // i32 register tiles hold integers as f32 (exact up to 2^24 in magnitude).
 TL_INLINE float to_f32(int x) { return (float)x; }
