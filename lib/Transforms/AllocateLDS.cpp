@@ -89,8 +89,6 @@ std::optional<LdsLayout> wgmmaLayout(tile::AllocOp a, const TargetInfo &target, 
 /// 1024 bytes of the shared window.
 constexpr int64_t kWgmmaAlign = 1024;
 
-/// Elements per access of a tile's LDS traffic (the prelude's Lds WriteVec
-/// and ReadVec, and the loads' run length).
 /// The longest run of consecutive elements of a row, up to `limit` (a power of
 /// two), that `layout` keeps contiguous and aligned to its size at every
 /// multiple of the run: rows start at multiples of it and a swizzle moves

@@ -54,8 +54,10 @@ tile::LdsPlacementAttr placementOf(mlir::Operation *alloc);
 /// The #tile.access widths tilec-allocate-lds recorded on an alloc (through
 /// views); all 1 when it recorded none.
 struct AccessWidths {
-  int64_t load = 1, write = 1, read = 1;
-  bool realign = false;
+  int64_t load = 1;      ///< elements per global load of the tile.load ops filling the tile
+  int64_t write = 1;     ///< elements per LDS write of those loads (the prelude's Lds WriteVec)
+  int64_t read = 1;      ///< elements per LDS read of a gemm operand along a row (Lds ReadVec)
+  bool realign = false;  ///< the loads are realigned runs (two aligned loads each)
 };
 AccessWidths accessOf(mlir::Value tile);
 AccessWidths accessOf(tile::AllocOp alloc);
