@@ -270,14 +270,8 @@ TL_INLINE void store_tile(const Blocked<R, C, P> &t, const G &g, int r0, int c0)
           // One instruction per pair of values (a wide run holds at least two).
           unsigned pairs[bytes / 4] = {};
           TL_UNROLL
-          for (int e = 0; e < B::V; e += 2) {
-            unsigned pair;
-            if constexpr (eb == 1)
-              pair = pack2_fp8<T>(t.v[i][k][e], t.v[i][k][e + 1]);
-            else
-              pair = pack2_f32<T>(t.v[i][k][e], t.v[i][k][e + 1]);
-            pairs[e * eb / 4] |= pair << (8 * (e * eb % 4));
-          }
+          for (int e = 0; e < B::V; e += 2)
+            pairs[e * eb / 4] |= pack2_f32<T>(t.v[i][k][e], t.v[i][k][e + 1]) << (8 * (e * eb % 4));
           __builtin_memcpy(&run, pairs, bytes);
         } else if constexpr (eb == 1) {
           // Bytes packed into words with shifts: byte-wise copies into the

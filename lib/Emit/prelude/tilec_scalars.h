@@ -50,19 +50,31 @@ template <> TL_INLINE bf16 from_f32<bf16>(float x) {
   const unsigned quieted = u | 0x400000u;
   return bf16{(unsigned short)(((u & 0x7fffffffu) > 0x7f800000u ? quieted : rounded) >> 16)};
 }
-/// Two values rounded to the 16-bit type T and packed into one register, lo
-/// in the low half (the layout of a 16-bit pair in a matrix operand).
+/// Two values rounded to T (16-bit, or 8-bit fp8) and packed, lo in the low
+/// bits (a 16-bit pair is the layout of a matrix operand's register). One
+/// instruction where the hardware layer converts pairs (hw_converts_pairs).
 template <class T> TL_INLINE unsigned pack2_f32(float lo, float hi) {
-  static_assert(sizeof(T) == 2, "pack2_f32: a 16-bit type");
+  static_assert(sizeof(T) == 2 || sizeof(T) == 1, "pack2_f32: a 16- or 8-bit type");
 #ifdef TL_HW_HAS_CVT_X2
   if constexpr (__is_same(T, bf16))
     return hw::cvt_bf16x2(lo, hi);
-  else
+  else if constexpr (__is_same(T, f16))
     return hw::cvt_f16x2(lo, hi);
-#else
-  return unsigned(__builtin_bit_cast(unsigned short, from_f32<T>(lo))) |
-         unsigned(__builtin_bit_cast(unsigned short, from_f32<T>(hi))) << 16;
+  else
 #endif
+#ifdef TL_HW_HAS_CVT_FP8X2
+  if constexpr (__is_same(T, fp8e4m3))
+    return hw::cvt_e4m3x2(lo, hi);
+  else if constexpr (__is_same(T, fp8e5m2))
+    return hw::cvt_e5m2x2(lo, hi);
+  else
+#endif
+  if constexpr (sizeof(T) == 2)
+    return unsigned(__builtin_bit_cast(unsigned short, from_f32<T>(lo))) |
+           unsigned(__builtin_bit_cast(unsigned short, from_f32<T>(hi))) << 16;
+  else
+    return unsigned(__builtin_bit_cast(unsigned char, from_f32<T>(lo))) |
+           unsigned(__builtin_bit_cast(unsigned char, from_f32<T>(hi))) << 8;
 }
 // fp8 e4m3fnuz (section 8): exact decode; encode rounds to nearest even and
 // saturates (|x| >= 240 and +-inf give +-240), NaN gives 0x80, and a result
@@ -173,20 +185,8 @@ TL_INLINE float to_f32(fp8e5m2 x) { return OcpE5M2::decode(x.bits); }
 template <> TL_INLINE fp8e4m3 from_f32<fp8e4m3>(float x) { return fp8e4m3{OcpE4M3::encode(x)}; }
 template <> TL_INLINE fp8e5m2 from_f32<fp8e5m2>(float x) { return fp8e5m2{OcpE5M2::encode(x)}; }
 
-/// Two values rounded to the OCP fp8 type T, lo in the low byte.
-template <class T> TL_INLINE unsigned pack2_fp8(float lo, float hi) {
-#ifdef TL_HW_HAS_CVT_FP8X2
-  if constexpr (__is_same(T, fp8e4m3))
-    return hw::cvt_e4m3x2(lo, hi);
-  else
-    return hw::cvt_e5m2x2(lo, hi);
-#else
-  return unsigned(from_f32<T>(lo).bits) | unsigned(from_f32<T>(hi).bits) << 8;
-#endif
-}
-
 /// Whether the hardware layer rounds a pair of f32 to T in one instruction
-/// (pack2_f32 for 16-bit T, pack2_fp8 for OCP fp8), which stores of wide
+/// (pack2_f32), which stores of wide
 /// runs then use instead of from_f32 per value.
 template <class T>
 inline constexpr bool hw_converts_pairs =
