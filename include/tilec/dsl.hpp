@@ -1,10 +1,12 @@
 // tilec DSL: write a GPU kernel as a C++ function over tiles.
 //
-// A KernelBuilder records the kernel as it runs and renders it as text in the
-// MLIR `tile` dialect, which the compiler (tilec::compile) parses. Problem sizes
-// are run-time values (tensor dims); tile shapes are compile-time constants of
-// the generated kernel. Every call records its C++ file:line, which becomes the
-// op's MLIR location; misuse is reported eagerly as the kernel's error.
+// A KernelBuilder records the kernel as it runs: a plain list of operations
+// of the MLIR `tile` dialect, which the compiler (tilec::compile) builds into
+// IR and verifies. Problem sizes are run-time values (tensor dims); tile
+// shapes are compile-time constants of the generated kernel. Every call
+// records its C++ file:line, which becomes the op's MLIR location: misuse of
+// the DSL is reported eagerly as the kernel's error, shape and type errors by
+// the dialect's verifiers at compile time, both at that file:line.
 //
 //   using namespace tilec;
 //   using namespace tilec::dsl;

@@ -56,12 +56,12 @@ struct KernelParamInfo {
   TensorMapBox tensorMap;
 };
 
-/// Wall-clock time of each stage of one compileTileIR call, in milliseconds.
-/// A DSL kernel is already tile IR when compile() receives it: the time to
-/// build it (the DSL stage) is the caller's to measure.
+/// Wall-clock time of each stage of one compile or compileTileIR call, in
+/// milliseconds. A DSL kernel is already recorded when compile() receives it:
+/// the time to record it (the DSL stage) is the caller's to measure.
 struct CompileTimings {
   double contextMs = 0;   ///< MLIR context and dialect loading
-  double parseMs = 0;     ///< tile IR text -> MLIR module
+  double parseMs = 0;     ///< tile IR text, or a recorded kernel, -> MLIR module
   double pipelineMs = 0;  ///< the target pass pipeline
   double emitMs = 0;      ///< HIP emission
   double jitMs = 0;       ///< hipRTC / clang + lld, or the cache lookup on a hit
@@ -69,7 +69,8 @@ struct CompileTimings {
   double totalMs = 0;     ///< the whole call, the above plus assembling the result
   bool cacheHit = false;  ///< the code object came from the on-disk cache
   /// The whole result came from the compiled-kernel cache (keyed on the tile
-  /// IR and the options): no stage ran; jitMs is the lookup.
+  /// IR text or the recorded kernel's JSON, and the options): no stage ran;
+  /// jitMs is the lookup.
   bool frontCacheHit = false;
   /// Each pass of the pipeline in run order, summed over the ops it ran on.
   std::vector<std::pair<std::string, double>> passMs;
@@ -98,8 +99,16 @@ struct CompiledKernel {
   CompileTimings timings;               ///< where this compile spent its time
 };
 
-/// Compile a DSL kernel for `opts.arch`.
+/// Compile a DSL kernel for `opts.arch`: its recording is built into tile IR
+/// with MLIR's builders and checked by the dialect's verifiers, whose errors
+/// name the kernel's file:line.
 Result<CompiledKernel> compile(const Kernel &kernel, const CompileOptions &opts = {});
+/// A DSL kernel's tile IR as the compiler receives it, before any pass, as
+/// MLIR text (values are numbered, not named as in the kernel's C++).
+Result<std::string> tileIR(const Kernel &kernel);
+/// Reads a recorded kernel from JSON (Kernel::toJson's format, docs/design.md);
+/// `bufferName` names the text in errors.
+Result<Kernel> kernelFromJson(const std::string &json, const std::string &bufferName = "<kernel-json>");
 /// Compile tile-dialect IR text (one kernel function). `bufferName` names the
 /// text in diagnostics (e.g. the file name).
 Result<CompiledKernel> compileTileIR(const std::string &mlir, const CompileOptions &opts = {},

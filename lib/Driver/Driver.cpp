@@ -4,6 +4,7 @@
 #include "Dialect/Tile/TileDialect.h"
 #include "Dialect/Tile/TileParse.h"
 #include "Emit/EmitHIP.h"
+#include "Import/BuildKernel.h"
 #include "JIT/FrontCache.h"
 #include "JIT/JIT.h"
 #include "Transforms/Passes.h"
@@ -127,8 +128,24 @@ std::string disassemble(const CompiledKernel &kernel) {
   return target ? jit::disassemble(kernel.codeObject, *target) : std::string();
 }
 
-Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptions &opts,
-                                     const std::string &bufferName) {
+namespace {
+
+/// Makes the module to compile in the given context: parsed from text or
+/// built from a recording. Errors go to the context's diagnostics; null then.
+using ModuleSource = llvm::function_ref<OwningOpRef<ModuleOp>(MLIRContext &)>;
+
+/// The dialects tile IR uses, loaded into a fresh context.
+void loadDialects(MLIRContext &ctx) {
+  ctx.printOpOnDiagnostic(false);  // one message with its location, not an IR dump
+  ctx.loadDialect<tile::TileDialect, func::FuncDialect, arith::ArithDialect, scf::SCFDialect,
+                  memref::MemRefDialect>();
+}
+
+/// Compiles the module `source` makes. `keyText` (the IR text or the
+/// recording's JSON) keys the compiled-kernel cache with the options;
+/// `invalid` heads the error when the module cannot be made.
+Result<CompiledKernel> compileModule(ModuleSource source, std::string_view keyText, const std::string &bufferName,
+                                     const std::string &invalid, const CompileOptions &opts) {
   const TargetInfo *target = lookupTarget(opts.arch);
   if (!target)
     return Error{"tilec: error: unknown target '" + opts.arch + "' (known: " + knownTargetsList() + ")"};
@@ -142,7 +159,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   jit::FrontCache front(opts);
   std::string frontKey;
   if (!front.dir().empty()) {
-    frontKey = jit::frontCacheKey(text, bufferName, opts);
+    frontKey = jit::frontCacheKey(keyText, bufferName, opts);
     if (std::optional<CompiledKernel> hit = front.load(frontKey)) {
       hit->timings.cacheHit = true;
       hit->timings.frontCacheHit = true;
@@ -153,18 +170,14 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   }
 
   MLIRContext ctx;
-  ctx.printOpOnDiagnostic(false);  // one message with its location, not an IR dump
-  ctx.loadDialect<tile::TileDialect, func::FuncDialect, arith::ArithDialect, scf::SCFDialect,
-                  memref::MemRefDialect>();
+  loadDialects(ctx);
   DiagnosticCollector diags(ctx);
   timings.contextMs = msSince(stageStart);
 
   stageStart = Clock::now();
-  llvm::SourceMgr sm;
-  sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = tile::parseTileIR(sm, &ctx);
+  OwningOpRef<ModuleOp> module = source(ctx);
   if (!module)
-    return fail("tilec: error: invalid tile IR", diags.str());
+    return fail(invalid, diags.str());
   timings.parseMs = msSince(stageStart);
 
   func::FuncOp kernel;
@@ -240,7 +253,7 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   out.remarks = diags.remarks;
   for (BlockArgument arg : kernel.getArguments()) {
     KernelParamInfo p;
-    if (auto nm = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name"))
+    if (auto nm = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), tile::attr::kArgName))
       p.name = nm.str();
     if (auto mt = dyn_cast<MemRefType>(arg.getType())) {
       p.kind = KernelParamInfo::Tensor;
@@ -265,10 +278,43 @@ Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptio
   return out;
 }
 
+} // namespace
+
+Result<CompiledKernel> compileTileIR(const std::string &text, const CompileOptions &opts,
+                                     const std::string &bufferName) {
+  auto parse = [&](MLIRContext &ctx) {
+    llvm::SourceMgr sm;
+    sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+    return tile::parseTileIR(sm, &ctx);
+  };
+  return compileModule(parse, text, bufferName, "tilec: error: invalid tile IR", opts);
+}
+
 Result<CompiledKernel> compile(const Kernel &kernel, const CompileOptions &opts) {
   if (!kernel.ok())
     return Error{kernel.error()};
-  return compileTileIR(kernel.tileIR(), opts, kernel.name() + ".tile");
+  auto build = [&](MLIRContext &ctx) { return import::buildTileIR(kernel, ctx); };
+  return compileModule(build, kernel.toJson(), kernel.name() + ".tile",
+                       "tilec: error: kernel " + kernel.name() + " is not valid tile IR", opts);
+}
+
+Result<std::string> tileIR(const Kernel &kernel) {
+  if (!kernel.ok())
+    return Error{kernel.error()};
+  MLIRContext ctx;
+  loadDialects(ctx);
+  DiagnosticCollector diags(ctx);
+  OwningOpRef<ModuleOp> module = import::buildTileIR(kernel, ctx);
+  if (!module)
+    return fail("tilec: error: kernel " + kernel.name() + " is not valid tile IR", diags.str());
+  return printOp(*module);
+}
+
+Result<Kernel> kernelFromJson(const std::string &json, const std::string &bufferName) {
+  llvm::Expected<Kernel> kernel = import::kernelFromJson(json, bufferName);
+  if (!kernel)
+    return Error{"tilec: error: " + llvm::toString(kernel.takeError())};
+  return std::move(*kernel);
 }
 
 } // namespace tilec

@@ -180,7 +180,7 @@ FailureOr<EmittedKernel> Emitter::run() {
     std::string n = "arg" + std::to_string(arg.getArgNumber());
     // The DSL's argument names, when they are C identifiers that cannot
     // collide with the emitter's own (v12, i3, bid0, t_..., tl_...).
-    if (auto nm = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name")) {
+    if (auto nm = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), tile::attr::kArgName)) {
       static const llvm::Regex ident("^[A-Za-z][A-Za-z0-9_]*$"), generated("^((v|i|b|bid|arg)[0-9]+|t_.*|tl_.*|tl)$");
       if (ident.match(nm.getValue()) && !generated.match(nm.getValue()))
         n = nm.str();

@@ -60,8 +60,8 @@ struct Line {
   std::string text() const { return key + " " + rest; }
 };
 
-/// Variants that give the same tile IR for the same target are the same
-/// compile: the first one's result, by (arch, tile IR), serves the others.
+/// Variants that record the same kernel for the same target are the same
+/// compile: the first one's result, by (arch, recorded kernel), serves the others.
 using Memo = std::map<std::pair<std::string, std::string>, std::string>;
 
 /// Compiles `v` (caches off) and hashes what came out.
@@ -73,7 +73,7 @@ tilec::Result<Line> hashVariant(const tilec::hashes::Variant &v, Memo &memo) {
   tilec::Result<tilec::Kernel> kernel = info->build(tilec::kernels::withTargetDefaults(*info, v.params, v.arch));
   if (!kernel)
     return tilec::Error{line.key + ": " + kernel.error()};
-  const std::pair<std::string, std::string> memoKey{v.arch, kernel->tileIR()};
+  const std::pair<std::string, std::string> memoKey{v.arch, kernel->toJson()};
   if (auto it = memo.find(memoKey); it != memo.end()) {
     line.rest = it->second;
     return line;

@@ -161,7 +161,7 @@ std::optional<int> answerFromCache(int argc, char **argv) {
   if (cache.dir().empty())
     return std::nullopt;
   std::optional<tilec::CompiledKernel> hit =
-      cache.load(tilec::jit::frontCacheKey(kernel->tileIR(), kernel->name() + ".tile", opts));
+      cache.load(tilec::jit::frontCacheKey(kernel->toJson(), kernel->name() + ".tile", opts));
   if (!hit)
     return std::nullopt;
 

@@ -5,6 +5,7 @@
 //   tilec --kernel=gemm -p M=4096 -p N=4096 -p K=4096 --offload-arch=gfx942 --emit=asm
 //   tilec kernel.mlir --emit=hip -o kernel.hip
 //   tilec my_kernel.cpp --emit=report --json
+//   tilec my_kernel.json --offload-arch=gfx942   (a recorded kernel, docs/design.md)
 //   tilec --kernel=gemm -p M=4096 --offload-arch=gfx942,sm_90a --emit=bundle -o kernels/
 #include "tilec/tilec.hpp"
 
@@ -33,7 +34,7 @@ namespace {
 
 cl::OptionCategory category("tilec options");
 
-cl::opt<std::string> inputOpt(cl::Positional, cl::desc("[FILE.mlir | FILE.cpp]"), cl::init(""),
+cl::opt<std::string> inputOpt(cl::Positional, cl::desc("[FILE.mlir | FILE.cpp | FILE.json]"), cl::init(""),
                            cl::cat(category));
 cl::opt<bool> listKernelsOpt("list-kernels", cl::desc("List the shipped kernels and their parameters"),
                           cl::cat(category));
@@ -158,7 +159,7 @@ void printKernelList() {
 
 /// Builds and runs a DSL program as a generator: FILE.cpp defines
 /// `tilec::Kernel kernel()`; tilec compiles it with a small main that prints
-/// the kernel's tile IR, and reads that back.
+/// the recorded kernel as JSON, and reads that back.
 tilec::Result<std::string> runGenerator(StringRef file) {
   ErrorOr<std::string> cxx = sys::findProgramByName("clang++-19");
   if (!cxx)
@@ -171,7 +172,7 @@ tilec::Result<std::string> runGenerator(StringRef file) {
   SmallString<128> mainCpp(dir), exe(dir), outFile(dir), errFile(dir);
   sys::path::append(mainCpp, "main.cpp");
   sys::path::append(exe, "generator");
-  sys::path::append(outFile, "out.mlir");
+  sys::path::append(outFile, "out.json");
   sys::path::append(errFile, "log.txt");
   SmallString<256> absFile(file);
   sys::fs::make_absolute(absFile);
@@ -181,7 +182,7 @@ tilec::Result<std::string> runGenerator(StringRef file) {
     os << "#include \"" << absFile << "\"\n#include <cstdio>\n"
        << "int main() {\n  tilec::Kernel k = kernel();\n"
        << "  if (!k.ok()) { std::fprintf(stderr, \"%s\\n\", k.error().c_str()); return 1; }\n"
-       << "  std::fputs(k.tileIR().c_str(), stdout);\n  return 0;\n}\n";
+       << "  std::fputs(k.toJson().c_str(), stdout);\n  return 0;\n}\n";
   }
   auto cleanup = [&] { sys::fs::remove_directories(dir); };
   std::string includeDir = TILEC_INCLUDE_DIR;
@@ -201,11 +202,11 @@ tilec::Result<std::string> runGenerator(StringRef file) {
     return tilec::Error{"tilec: error: the generator " + file.str() + " failed:\n" +
                         (log ? (*log)->getBuffer().str() : msg)};
   }
-  auto ir = MemoryBuffer::getFile(outFile);
+  auto recorded = MemoryBuffer::getFile(outFile);
   cleanup();
-  if (!ir)
-    return tilec::Error{"tilec: error: the generator wrote no tile IR"};
-  return (*ir)->getBuffer().str();
+  if (!recorded)
+    return tilec::Error{"tilec: error: the generator wrote no kernel"};
+  return (*recorded)->getBuffer().str();
 }
 
 /// The compiler's remarks (e.g. a stage count it lowered), on stderr.
@@ -342,7 +343,7 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
   if (tune && run)
     return error("tilec: error: give --tune or --run, not both");
   if (kernelName.empty() == input.empty())
-    return error("tilec: error: give exactly one of --kernel=NAME or an input FILE.mlir / FILE.cpp "
+    return error("tilec: error: give exactly one of --kernel=NAME or an input FILE.mlir / FILE.cpp / FILE.json "
                  "(see --help)");
   if (kernelName.empty() && !params.empty())
     return error("tilec: error: -p parameters apply to --kernel");
@@ -383,23 +384,33 @@ extern "C" __attribute__((visibility("default"))) int tilecCliMain(int argc, cha
     compiled = tilec::compile(*k, opts);
   } else {
     StringRef ext = sys::path::extension(input);
-    std::string text;
     if (ext == ".mlir") {
       ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(input);
       if (!buf)
         return error("tilec: error: cannot read '" + input + "': " + buf.getError().message());
-      text = (*buf)->getBuffer().str();
+      compiled = tilec::compileTileIR((*buf)->getBuffer().str(), opts, input);
     } else if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") {
       if (!sys::fs::exists(input))
         return error("tilec: error: cannot read '" + input + "': no such file");
-      tilec::Result<std::string> ir = runGenerator(input);
-      if (!ir)
-        return error(ir.error());
-      text = *ir;
+      tilec::Result<std::string> json = runGenerator(input);
+      if (!json)
+        return error(json.error());
+      tilec::Result<tilec::Kernel> kernel = tilec::kernelFromJson(*json, input);
+      if (!kernel)
+        return error(kernel.error());
+      compiled = tilec::compile(*kernel, opts);
+    } else if (ext == ".json") {
+      ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(input);
+      if (!buf)
+        return error("tilec: error: cannot read '" + input + "': " + buf.getError().message());
+      tilec::Result<tilec::Kernel> kernel = tilec::kernelFromJson((*buf)->getBuffer().str(), input);
+      if (!kernel)
+        return error(kernel.error());
+      compiled = tilec::compile(*kernel, opts);
     } else {
-      return error("tilec: error: '" + input + "': expected a .mlir (tile IR) or .cpp (DSL program) file");
+      return error("tilec: error: '" + input +
+                   "': expected a .mlir (tile IR), .cpp (DSL program) or .json (recorded kernel) file");
     }
-    compiled = tilec::compileTileIR(text, opts, input);
   }
   if (!compiled)
     return error(compiled.error());

@@ -28,10 +28,15 @@ namespace tilec::dsl {
 // KernelBuilder
 //===----------------------------------------------------------------------===//
 
-/// Records a kernel. Each call appends tile IR; misuse (shape mismatches, wrong
-/// index counts, ...) is detected at the call and kept as the kernel's error
-/// ("file:line: tile.gemm: shape mismatch: ..."); once there is an error, the
-/// kernel is not ok() and later misuse is not reported.
+/// Records a kernel. Each call appends an operation with the call's file:line.
+/// Misuse of the DSL itself (a handle of another kernel, a value used outside
+/// its loop, a bad name, grid or option) is detected at the call and kept as
+/// the kernel's error ("file:line: tile.fill: destination is not a tile of
+/// this kernel"); once there is an error, the kernel is not ok() and later
+/// misuse is not reported. Shapes and element types are the dialect's to
+/// check: its verifiers run when the kernel is compiled (tilec::compile) and
+/// report at the same file:line ("file:line:1: error: 'tile.gemm' op shape
+/// mismatch: ...").
 class KernelBuilder {
 public:
   explicit KernelBuilder(std::string name, KernelOptions options = {}, SourceLoc loc = {})
@@ -272,23 +277,22 @@ public:
   Kernel finish(SourceLoc loc = {});
 
 private:
-  std::string addArg(const std::string &name, ArgKind kind, DType dtype, int rank, int64_t divisibility = 1);
+  /// Declares a kernel argument; returns its value id.
+  int addArg(const std::string &name, ArgKind kind, DType dtype, int rank, int64_t divisibility = 1);
 
   Tile alloc(const std::string &name, const std::vector<int64_t> &shape, DType dtype, Space space,
              const SourceLoc &loc, const LdsLayout *layout = nullptr);
 
-  bool checkWindow(const char *op, const detail::TensorInfo &x, size_t numIndices,
-                   const detail::TileInfo &t);
-
-  bool requireReg(const char *op, const detail::TileInfo &t);
-
-  std::optional<std::string> operands(const std::vector<Index> &at, const char *op);
+  /// The value ids of `at`, or nullopt after a misuse.
+  std::optional<std::vector<int>> operands(const std::vector<Index> &at, const char *op);
 
   // Checks and records one tile.map; the caller holds the Call.
   void emitMap(MapFn fn, const Tile &dst, std::vector<Tile> inputs, MapOptions options,
                std::optional<double> scalar, const Scalar *scalarValue);
 
-  std::string render(int finishLoc) const;
+  /// The recorded operations in program order: the entry block's constants,
+  /// casts, block ids, tensor sizes and tiles first, then the body.
+  record::Recording render(int finishLoc) const;
 
   std::unique_ptr<detail::State> state_;
 };

@@ -21,8 +21,8 @@ inline Tensor KernelBuilder::tensor(const std::string &name, DType dtype, int ra
   if (!validDivisibility)
     s.report("tensor", "tensor '" + name + "': divisibility must be a power of two in [1, 1024], got " +
                            std::to_string(d));
-  std::string ssa = addArg(name, ArgKind::Tensor, dtype, rank, validDivisibility ? d : 1);
-  s.tensors.push_back({name, ssa, dtype, rank, static_cast<int>(s.args.size()) - 1});
+  int vid = addArg(name, ArgKind::Tensor, dtype, rank, validDivisibility ? d : 1);
+  s.tensors.push_back({name, dtype, rank, static_cast<int>(s.args.size()) - 1, 0, vid});
   return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
 }
 
@@ -36,8 +36,8 @@ inline Scalar KernelBuilder::scalarF32(const std::string &name, SourceLoc loc) {
 inline Index KernelBuilder::scalarIndex(const std::string &name, SourceLoc loc) {
   detail::State &s = *state_;
   detail::Call call(&s, loc);
-  std::string ssa = addArg(name, ArgKind::Index, DType::i32, 0);
-  int id = s.addValue(ssa, 0);
+  int vid = addArg(name, ArgKind::Index, DType::i32, 0);
+  int id = s.addValue(s.uniqueName(name), 0, vid);
   s.scalarArgOfValue[id] = static_cast<int>(s.args.size()) - 1;
   return s.value(id);
 }
@@ -50,11 +50,10 @@ inline Index KernelBuilder::scalarI32(const std::string &name, ScalarOptions opt
   if (!validDivisibility)
     s.report("scalar", "scalar '" + name + "': divisibility must be a power of two in [1, 1024], got " +
                            std::to_string(d));
-  std::string arg = addArg(name, ArgKind::I32, DType::i32, 0, validDivisibility ? d : 1);
-  std::string ssa = s.uniqueName(arg + "_index");
-  s.castLines.push_back(
-      s.addLine("%" + ssa + " = arith.index_cast %" + arg + " : i32 to index"));
-  int id = s.addValue(ssa, 0);
+  int arg = addArg(name, ArgKind::I32, DType::i32, 0, validDivisibility ? d : 1);
+  int vid = s.newValue(detail::State::indexType());
+  s.castLines.push_back(s.addLine({"arith.index_cast", {{arg}}, {vid}}));
+  int id = s.addValue(s.uniqueName(name + "_index"), 0, vid);
   s.scalarArgOfValue[id] = static_cast<int>(s.args.size()) - 1;
   return s.value(id);
 }
@@ -109,10 +108,10 @@ inline Index KernelBuilder::blockId(int axis, SourceLoc loc) {
   auto it = s.blockIdValue.find(axis);
   if (it != s.blockIdValue.end())
     return s.value(it->second);
-  std::string ssa = s.uniqueName("bid" + std::to_string(axis));
-  s.blockIdLine[axis] = s.addLine("%" + ssa + " = tile.block_id " + std::to_string(axis) + " : index");
+  int vid = s.newValue(detail::State::indexType());
+  s.blockIdLine[axis] = s.addLine({"tile.block_id", {}, {vid}, {record::Attr::integer("dim", axis)}});
   s.blockIdLoc[axis] = s.cur;
-  int id = s.addValue(ssa, 0);
+  int id = s.addValue(s.uniqueName("bid" + std::to_string(axis)), 0, vid);
   s.blockIdValue[axis] = id;
   return s.value(id);
 }
@@ -153,19 +152,12 @@ inline Tensor KernelBuilder::window(const Tensor &t, const std::vector<Index> &o
   const detail::TensorInfo *x = s.tensor(t, op, "source");
   if (!x)
     return Tensor();
-  if (origin.size() != static_cast<size_t>(x->rank) || sizes.size() != static_cast<size_t>(x->rank)) {
-    s.report(op, "a window of tensor " + x->str() + " needs " + std::to_string(x->rank) +
-                     " origin index(es) and as many sizes, got " + std::to_string(origin.size()) + " and " +
-                     std::to_string(sizes.size()));
-    return Tensor();
-  }
   auto o = operands(origin, op), z = operands(sizes, op);
   if (!o || !z)
     return Tensor();
-  detail::TensorInfo w{x->name + "_window", s.uniqueName(x->name + "_w"), x->dtype, x->rank, -1,
-                       s.regions.back()};
-  std::string type = x->type();
-  s.body.push_back(s.addLine("%" + w.ssa + " = " + op + " %" + x->ssa + "[" + *o + "] [" + *z + "] : " + type));
+  detail::TensorInfo w{x->name + "_window", x->dtype, x->rank, -1, s.regions.back(),
+                       s.newValue(record::Type::tensor(x->dtype, x->rank))};
+  s.body.push_back(s.addLine({op, {{x->vid}, *o, *z}, {w.vid}}));
   s.tensors.push_back(std::move(w));
   return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
 }
@@ -177,21 +169,12 @@ inline Index KernelBuilder::loadIndex(const Tensor &t, const std::vector<Index> 
   const detail::TensorInfo *x = s.tensor(t, op, "source");
   if (!x)
     return detail::State::literal(0);
-  if (x->dtype != DType::i32) {
-    s.report(op, "reads an i32 tensor, got " + x->str());
-    return detail::State::literal(0);
-  }
-  if (at.size() != static_cast<size_t>(x->rank)) {
-    s.report(op, "needs " + std::to_string(x->rank) + " indices into tensor " + x->str() + ", got " +
-                     std::to_string(at.size()));
-    return detail::State::literal(0);
-  }
   auto p = operands(at, op);
   if (!p)
     return detail::State::literal(0);
-  std::string ssa = s.temp();
-  s.body.push_back(s.addLine("%" + ssa + " = " + op + " %" + x->ssa + "[" + *p + "] : " + x->type()));
-  return s.value(s.addValue(ssa, s.regions.back()));
+  int vid = s.newValue(detail::State::indexType());
+  s.body.push_back(s.addLine({op, {{x->vid}, *p}, {vid}}));
+  return s.value(s.addValue(s.temp(), s.regions.back(), vid));
 }
 
 } // namespace tilec::dsl

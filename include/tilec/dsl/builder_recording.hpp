@@ -14,7 +14,7 @@ namespace tilec::dsl {
 inline void KernelBuilder::forLoop(const Index &lb, const Index &ub, const Index &step, const LoopOptions &options,
                                    const std::function<void(Index)> &body, SourceLoc loc) {
   detail::State &s = *state_;
-  std::string ivName;
+  int forLine, iv;
   {
     detail::Call call(&s, loc);
     const char *op = "scf.for";
@@ -23,25 +23,24 @@ inline void KernelBuilder::forLoop(const Index &lb, const Index &ub, const Index
     if (step.isConstant() && step.constant() <= 0)
       s.report(op, "step must be positive, got " + std::to_string(step.constant()));
     auto l = s.operand(lb, op), u = s.operand(ub, op), st = s.operand(step, op);
-    ivName = s.uniqueName(options.name);
-    s.body.push_back(s.addLine("scf.for %" + ivName + " = " + (l ? *l : "?") + " to " +
-                               (u ? *u : "?") + " step " + (st ? *st : "?") + " {"));
-    s.lines[s.body.back()].loc = detail::kNoLoc;
+    iv = s.newValue(detail::State::indexType());
+    record::Op forOp{op, {{l ? *l : -1}, {u ? *u : -1}, {st ? *st : -1}, {}}, {iv}};
+    if (options.numStages != 1)
+      forOp.attrs.push_back(record::Attr::integer("tile.num_stages", options.numStages));
+    if (const Schedule &sc = options.schedule; sc.any())
+      forOp.attrs.push_back(record::Attr::dict(
+          "tile.schedule", {record::Attr::boolean("interleave", sc.interleave),
+                            record::Attr::boolean("ping_pong", sc.pingPong), record::Attr::boolean("setprio", sc.setprio)}));
+    forLine = s.addLine(std::move(forOp));
+    s.body.push_back(forLine);
     s.regions.push_back(s.nextRegion++);
   }
-  Index iv = s.value(s.addValue(ivName, s.regions.back()));
-  body(iv);
+  body(s.value(s.addValue(s.uniqueName(options.name), s.regions.back(), iv)));
   detail::Call call(&s, loc);
   s.regions.pop_back();
-  std::string attrs;
-  if (options.numStages != 1)
-    attrs = "tile.num_stages = " + std::to_string(options.numStages) + " : i64";
-  if (const Schedule &sc = options.schedule; sc.any()) {
-    auto b = [](bool v) { return v ? "true" : "false"; };
-    attrs += std::string(attrs.empty() ? "" : ", ") + "tile.schedule = {interleave = " + b(sc.interleave) +
-             ", ping_pong = " + b(sc.pingPong) + ", setprio = " + b(sc.setprio) + "}";
-  }
-  s.body.push_back(s.addLine("}" + (attrs.empty() ? std::string() : " {" + attrs + "}")));
+  // The loop ends where its body does: the location of the call that closes it.
+  s.lines[forLine].loc = s.cur;
+  s.body.push_back(s.addLine({"scf.yield"}));
 }
 
 inline void KernelBuilder::forLoop(const Index &lb, const Index &ub, const Index &step,
@@ -82,34 +81,34 @@ inline Kernel KernelBuilder::finish(SourceLoc loc) {
   }
   k.ok_ = true;
   k.error_.clear();
-  k.tileIR_ = render(finishLoc);
+  k.recording_ = render(finishLoc);
   return k;
 }
 
 //--- Recording helpers -------------------------------------------------------
 
-inline std::string KernelBuilder::addArg(const std::string &name, ArgKind kind, DType dtype, int rank,
-                                         int64_t divisibility) {
+inline int KernelBuilder::addArg(const std::string &name, ArgKind kind, DType dtype, int rank,
+                                 int64_t divisibility) {
   detail::State &s = *state_;
   for (const KernelArg &a : s.args)
     if (a.name == name)
       s.report("argument", "kernel argument '" + name + "' is declared twice");
   if (!detail::isIdentifier(name))
     s.report("argument", "kernel argument name '" + name + "' is not an identifier");
-  std::string ssa = s.uniqueName(name);
-  s.args.push_back({name, kind, dtype, rank});
-  const char *type = kind == ArgKind::F32 ? "f32" : kind == ArgKind::I32 ? "i32" : "index";
-  s.argSsa.push_back("%" + ssa + ": " + (kind == ArgKind::Tensor ? detail::memrefType(dtype, rank) : type) +
-                     " {" + (divisibility > 1 ? "tile.divisibility = " + std::to_string(divisibility) + " : i64, " : "") +
-                     "tile.name = " + detail::quote(name) + "}");
-  return ssa;
+  using T = record::Type;
+  int vid = s.newValue(kind == ArgKind::Tensor ? T::tensor(dtype, rank)
+                       : kind == ArgKind::F32  ? T::scalar(T::F32)
+                       : kind == ArgKind::I32  ? T::scalar(T::I32)
+                                               : T::scalar(T::Index));
+  s.args.push_back({name, kind, dtype, rank, divisibility, vid});
+  return vid;
 }
 
 inline Tile KernelBuilder::alloc(const std::string &name, const std::vector<int64_t> &shape, DType dtype, Space space,
                                  const SourceLoc &loc, const LdsLayout *layout) {
   detail::State &s = *state_;
   detail::Call call(&s, loc);
-  detail::TileInfo t{name, s.uniqueName(name), shape, dtype, space};
+  detail::TileInfo t{name, shape, dtype, space, s.newValue(record::Type::tile(dtype, shape, space))};
   if (shape.empty() || shape.size() > 2)
     s.report("tile.alloc", "tile '" + name + "' must have rank 1 or 2, got rank " +
                                std::to_string(shape.size()));
@@ -117,49 +116,30 @@ inline Tile KernelBuilder::alloc(const std::string &name, const std::vector<int6
     if (d <= 0)
       s.report("tile.alloc", "tile '" + name + "' has a non-positive dimension: " +
                                  detail::shapeStr(shape));
-  std::string attrs = "name = " + detail::quote(name);
+  record::Op op{"tile.alloc", {}, {t.vid}};
+  op.attrs.push_back(record::Attr::text("name", name));
   if (layout && layout->rowStride > 0) {
     if (shape.size() != 2 || layout->rowStride < shape.back())
       s.report("tile.alloc", "layout of tile '" + name + "': row stride " +
                                  std::to_string(layout->rowStride) + " is smaller than its row");
-    attrs += ", row_stride = " + std::to_string(layout->rowStride) + " : i64";
-    if (layout->swizzleMaxPhase > 1)
-      attrs += ", swizzle = array<i64: " + std::to_string(layout->swizzleVec) + ", " +
-               std::to_string(layout->swizzlePerPhase) + ", " + std::to_string(layout->swizzleMaxPhase) + ">";
+    // The user's layout, which tilec-allocate-lds takes over as the placement.
+    op.attrs.push_back(record::Attr::integer("row_stride", layout->rowStride));
+    if (layout->swizzleMaxPhase > 1) {
+      op.attrs.push_back(record::Attr::list("swizzle", {layout->swizzleVec, layout->swizzlePerPhase, layout->swizzleMaxPhase}));
+    }
   }
-  s.allocLines.push_back(s.addLine("%" + t.ssa + " = tile.alloc {" + attrs + "} : " + t.type()));
+  s.allocLines.push_back(s.addLine(std::move(op)));
   s.tiles.push_back(std::move(t));
   return Tile(&s, static_cast<int>(s.tiles.size()) - 1);
 }
 
-inline bool KernelBuilder::checkWindow(const char *op, const detail::TensorInfo &x, size_t numIndices,
-                                       const detail::TileInfo &t) {
-  if (numIndices != static_cast<size_t>(x.rank)) {
-    state_->report(op, "needs " + std::to_string(x.rank) + " indices into tensor " + x.str() +
-                           ", got " + std::to_string(numIndices) + " (tile " + t.str() + ")");
-    return false;
-  }
-  if (t.rank() > x.rank) {
-    state_->report(op, "tile " + t.str() + " has higher rank than tensor " + x.str());
-    return false;
-  }
-  return true;
-}
-
-inline bool KernelBuilder::requireReg(const char *op, const detail::TileInfo &t) {
-  if (t.space == Space::reg)
-    return true;
-  state_->report(op, "operates on register tiles, got " + t.str() + " (copy it to a register tile first)");
-  return false;
-}
-
-inline std::optional<std::string> KernelBuilder::operands(const std::vector<Index> &at, const char *op) {
-  std::string out;
-  for (size_t i = 0; i < at.size(); ++i) {
-    auto o = state_->operand(at[i], op);
+inline std::optional<std::vector<int>> KernelBuilder::operands(const std::vector<Index> &at, const char *op) {
+  std::vector<int> out;
+  for (const Index &i : at) {
+    auto o = state_->operand(i, op);
     if (!o)
       return std::nullopt;
-    out += (i ? ", " : "") + *o;
+    out.push_back(*o);
   }
   return out;
 }
@@ -169,85 +149,51 @@ inline void KernelBuilder::emitMap(MapFn fn, const Tile &dst, std::vector<Tile> 
   detail::State &s = *state_;
   const char *op = "tile.map";
   const detail::TileInfo *d = s.tile(dst, op, "destination");
-  if (!d || !requireReg(op, *d))
+  if (!d)
     return;
   std::vector<const detail::TileInfo *> in;
   for (const Tile &t : inputs) {
     const detail::TileInfo *i = s.tile(t, op, in.empty() ? "input" : "rhs");
-    if (!i || !requireReg(op, *i))
+    if (!i)
       return;
     in.push_back(i);
   }
-  std::string fnStr = std::string("'") + mapFnName(fn) + "'";
-  if (in[0]->shape != d->shape)
-    return s.report(op, fnStr + ": input " + in[0]->str() + " and destination " + d->str() +
-                            " differ in shape");
-  bool perCol = options.broadcast == Broadcast::PerColumn;
-  bool rhsBroadcast = false;
-  if (in.size() == 2) {
-    const detail::TileInfo &r = *in[1];
-    bool same = r.shape == d->shape;
-    rhsBroadcast = !same && r.rank() == 1 && d->rank() == 2;
-    int64_t want = d->rank() == 2 ? (perCol ? d->shape[1] : d->shape[0]) : 0;
-    // A [1, C] or [R, 1] tile broadcasts over the rows or columns of R x C.
-    const bool tileBroadcast = !same && !perCol && r.rank() == 2 && d->rank() == 2 &&
-                               ((r.shape[0] == 1 && r.shape[1] == d->shape[1]) ||
-                                (r.shape[1] == 1 && r.shape[0] == d->shape[0]));
-    if (!same && !tileBroadcast && !(rhsBroadcast && r.shape[0] == want))
-      return s.report(op, fnStr + ": cannot broadcast rhs " + r.str() + " to " + d->str() +
-                              (d->rank() == 2 ? std::string(" (a rank-1 rhs needs one value per ") +
-                                                    (perCol ? "column: " : "row: ") +
-                                                    std::to_string(want) + ")"
-                                              : std::string()));
-  }
-  std::string scalarOperand;
+  // Shapes and broadcasts are the dialect's to check (tile.map's verifier).
+  const std::string fnStr = std::string("'") + mapFnName(fn) + "'";
+  const bool perColumn = options.broadcast == Broadcast::PerColumn;
+  std::vector<int> scalarOperand;
   if (scalarValue) {
     if (!scalarValue->valid() || scalarValue->state_ != &s)
       return s.report(op, fnStr + ": the scalar is not an f32 argument of this kernel");
-    scalarOperand = " scalar(%" + s.scalars[scalarValue->id_] + ")";
+    scalarOperand.push_back(s.scalars[scalarValue->id_]);
   }
-  std::vector<std::string> attrs;
-  if (rhsBroadcast && perCol)
-    attrs.push_back("broadcast_cols");
-  if (scalar)
-    attrs.push_back("scalar = " + detail::formatF64(*scalar) + " : f64");
-  std::string text = std::string(op) + " " + mapFnName(fn) + " %" + d->ssa;
+  std::vector<int> inputIds;
   for (const detail::TileInfo *i : in)
-    text += ", %" + i->ssa;
-  text += scalarOperand;
-  if (!attrs.empty()) {
-    text += " {";
-    for (size_t i = 0; i < attrs.size(); ++i)
-      text += (i ? ", " : "") + attrs[i];
-    text += "}";
+    inputIds.push_back(i->vid);
+  record::Op mapOp{op, {{d->vid}, inputIds, scalarOperand}};
+  mapOp.attrs.push_back(record::Attr::enumCase("fn", mapFnName(fn)));
+  if (perColumn && in.size() == 2 && in[1]->rank() == 1 && d->rank() == 2)
+    mapOp.attrs.push_back(record::Attr::unit("broadcast_cols"));
+  if (scalar) {
+    mapOp.attrs.push_back(record::Attr::real("scalar", *scalar));
   }
-  text += " : " + d->type();
-  for (const detail::TileInfo *i : in)
-    text += ", " + i->type();
-  s.body.push_back(s.addLine(text));
+  s.body.push_back(s.addLine(std::move(mapOp)));
 }
 
-inline std::string KernelBuilder::render(int finishLoc) const {
+inline record::Recording KernelBuilder::render(int finishLoc) const {
   const detail::State &s = *state_;
-  std::string out = "func.func @" + s.name + "(";
-  for (size_t i = 0; i < s.argSsa.size(); ++i)
-    out += (i ? ", " : "") + s.argSsa[i];
-  out += ") attributes {tile.kernel, tile.num_waves = " + std::to_string(s.numWaves) +
-         " : i64, tile.grid = [";
-  for (size_t i = 0; i < s.grid.size(); ++i)
-    out += (i ? ", " : "") + std::string("array<i64: ") + std::to_string(s.grid[i].arg) + ", " +
-           std::to_string(s.grid[i].axis) + ", " + std::to_string(s.grid[i].tile) + ">";
-  out += "]} {\n";
+  record::Recording out;
+  out.values = s.types;
+  for (const auto &[file, line] : s.locs)
+    out.locations.push_back({file, line});
+  out.functionLoc = s.funcLoc;
+  out.returnLoc = finishLoc;
   // Entry-block values (constants, ids, sizes, tiles) are hoisted out of
-  // any loop they were first needed in; body lines keep their nesting.
-  auto emit = [&](int lineIndex, bool hoisted = true) {
+  // any loop they were first needed in; the body keeps its nesting.
+  auto emit = [&](int lineIndex) {
     const detail::Line &l = s.lines[lineIndex];
-    out += std::string(2 * (hoisted ? 1 : l.depth + 1), ' ') + l.text;
-    if (l.loc >= 0)
-      out += " " + s.locStr(l.loc);
-    else if (l.loc == detail::kPendingLoc)
-      out += " " + s.locStr(finishLoc);
-    out += "\n";
+    out.ops.push_back(l.op);
+    out.ops.back().loc = l.loc >= 0 ? l.loc : l.loc == detail::kPendingLoc ? finishLoc : -1;
   };
   for (const auto &c : s.constLine)
     emit(c.second);
@@ -260,9 +206,7 @@ inline std::string KernelBuilder::render(int finishLoc) const {
   for (int i : s.allocLines)
     emit(i);
   for (int i : s.body)
-    emit(i, /*hoisted=*/false);
-  out += "  return " + s.locStr(finishLoc) + "\n";
-  out += "} " + s.locStr(s.funcLoc) + "\n";
+    emit(i);
   return out;
 }
 

@@ -31,48 +31,6 @@ namespace tilec::dsl {
 
 namespace detail {
 
-/// Shortest decimal that reads back as `v`, in MLIR float syntax; non-finite
-/// values as the hexadecimal bit pattern MLIR accepts for f64.
-inline std::string formatF64(double v) {
-  if (!std::isfinite(v)) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(bits));
-    return buf;
-  }
-  char buf[64];
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (std::strtod(buf, nullptr) == v)
-      break;
-  }
-  std::string s = buf;
-  std::replace(s.begin(), s.end(), ',', '.'); // a decimal-comma locale
-  size_t e = s.find('e');
-  if (s.find('.') == std::string::npos)
-    s.insert(e == std::string::npos ? s.size() : e, ".0");
-  return s;
-}
-
-/// An MLIR string literal.
-inline std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "\\%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 /// A divisibility a tensor or scalar argument may declare: a power of two in [1, 1024].
 inline bool isValidDivisibility(int64_t d) { return d >= 1 && d <= 1024 && (d & (d - 1)) == 0; }
 
@@ -100,41 +58,37 @@ inline std::string memrefType(DType t, int rank) {
 }
 
 struct TileInfo {
-  std::string name, ssa;
+  std::string name;
   std::vector<int64_t> shape;
   DType dtype;
   Space space;
+  int vid; ///< its value in the recording
   int rank() const { return static_cast<int>(shape.size()); }
-  /// "128x32xbf16 (lds)", as the dialect's verifier writes tiles.
-  std::string str() const {
-    return shapeStr(shape) + "x" + mlirTypeName(dtype) + " (" + spaceName(space) + ")";
-  }
-  std::string type() const {
-    return "!tile.tile<" + shapeStr(shape) + "x" + mlirTypeName(dtype) + ", " + spaceName(space) + ">";
-  }
 };
 
 struct TensorInfo {
-  std::string name, ssa;
+  std::string name;
   DType dtype;
   int rank;
   int arg; ///< position in the kernel signature; -1 for a window (KernelBuilder::window)
   int region = 0; ///< where a window is defined (0: function body)
-  std::string type() const { return memrefType(dtype, rank); }
-  /// "A: memref<?x?xbf16>"
-  std::string str() const { return name + ": " + type(); }
+  int vid = -1;   ///< its value in the recording
+  /// "A: memref<?x?xbf16>", as the dialect's verifier writes tensors.
+  std::string str() const { return name + ": " + memrefType(dtype, rank); }
 };
 
+/// An Index value: its name in messages, where it is defined (0 = function
+/// body, else a loop body) and its value in the recording.
 struct ValueInfo {
-  std::string ssa;
-  int region; ///< where it is defined: 0 = function body, else a loop body
+  std::string name;
+  int region;
+  int vid;
 };
 
-/// One line of IR. `loc` indexes State::locs; kPendingLoc: the next located
-/// DSL call (the one consuming the value) gives it; kNoLoc: printed without.
+/// One recorded operation. `loc` indexes State::locs; kPendingLoc: the next
+/// located DSL call (the one consuming the value) gives it; kNoLoc: none.
 struct Line {
-  std::string text;
-  int depth;
+  record::Op op;
   int loc;
 };
 constexpr int kPendingLoc = -1;
@@ -160,12 +114,12 @@ struct State {
   std::vector<Line> lines;
   std::vector<int> pendingLines;
 
+  std::vector<record::Type> types; ///< every recorded value's type, by value id
   std::vector<KernelArg> args;
-  std::vector<std::string> argSsa;
   std::vector<TensorInfo> tensors;
   std::vector<TileInfo> tiles;
   std::vector<ValueInfo> values;
-  std::vector<std::string> scalars; ///< SSA names of f32 scalar arguments
+  std::vector<int> scalars; ///< value ids of f32 scalar arguments
   std::map<int, int> scalarArgOfValue; ///< Index value id of an i32/index argument -> its position
 
   // The entry block: constants, casts of i32 arguments, block ids, tensor
@@ -175,7 +129,7 @@ struct State {
   std::map<int, int> blockIdValue, blockIdLine, blockIdLoc;
   std::map<std::pair<int, int>, int> dimValue;
   std::vector<int> dimLines, allocLines, body;
-  std::map<std::pair<std::string, int>, int> arithValue; ///< (op text, region) -> value
+  std::map<std::pair<std::string, int>, int> arithValue; ///< (op and operands, region) -> value
 
   std::vector<int> regions{0}; ///< loop bodies open now, innermost last
   int nextRegion = 1;
@@ -191,9 +145,6 @@ struct State {
   }
   std::string where(int loc) const {
     return locs[loc].first + ":" + std::to_string(locs[loc].second);
-  }
-  std::string locStr(int loc) const {
-    return "loc(" + quote(locs[loc].first) + ":" + std::to_string(locs[loc].second) + ":1)";
   }
 
   /// Start of a located DSL call: values computed since the last one (index
@@ -223,16 +174,24 @@ struct State {
     }
   }
 
-  int addLine(std::string text) {
+  /// A new value of type `t`: its id in the recording.
+  int newValue(record::Type t) {
+    types.push_back(std::move(t));
+    return static_cast<int>(types.size()) - 1;
+  }
+  static record::Type indexType() { return record::Type{}; }
+
+  /// Records `op` at the current call's location (or the next one's).
+  int addLine(record::Op op) {
     int loc = inCall ? cur : kPendingLoc;
-    lines.push_back({std::move(text), static_cast<int>(regions.size()) - 1, loc});
+    lines.push_back({std::move(op), loc});
     int i = static_cast<int>(lines.size()) - 1;
     if (loc == kPendingLoc)
       pendingLines.push_back(i);
     return i;
   }
 
-  /// A fresh SSA name (without '%') from `base`, sanitised to [A-Za-z0-9_].
+  /// A fresh value name (for messages) from `base`, sanitised to [A-Za-z0-9_].
   std::string uniqueName(const std::string &base) {
     std::string s;
     for (char c : base)
@@ -247,8 +206,10 @@ struct State {
   }
   std::string temp() { return uniqueName("i" + std::to_string(nextTemp++)); }
 
-  int addValue(std::string ssa, int region) {
-    values.push_back({std::move(ssa), region});
+  /// A new Index value named `name` in `region`, defined by the op that
+  /// records `vid` as its result.
+  int addValue(std::string name, int region, int vid) {
+    values.push_back({std::move(name), region, vid});
     return static_cast<int>(values.size()) - 1;
   }
   Index value(int id) { return Index(this, id); }
@@ -263,50 +224,51 @@ struct State {
     auto it = constValue.find(c);
     if (it != constValue.end())
       return value(it->second);
-    std::string ssa = uniqueName(c < 0 ? "c_neg" + std::to_string(c).substr(1) : "c" + std::to_string(c));
-    int id = addValue(ssa, 0);
+    std::string name = uniqueName(c < 0 ? "c_neg" + std::to_string(c).substr(1) : "c" + std::to_string(c));
+    int vid = newValue(indexType());
+    int id = addValue(name, 0, vid);
     constValue[c] = id;
-    constLine[c] = addLine("%" + ssa + " = arith.constant " + std::to_string(c) + " : index");
-    return value(id);
+    constLine[c] = addLine({"arith.constant", {}, {vid}, {record::Attr::integer("value", c)}});
+    return this->value(id);
   }
 
   bool inScope(int region) const {
     return std::find(regions.begin(), regions.end(), region) != regions.end();
   }
 
-  /// The SSA operand for `ix` (materialising constants), or nullopt after a misuse.
-  std::optional<std::string> operand(const Index &ix, const std::string &op) {
+  /// The value id of `ix` (materialising constants), or nullopt after a misuse.
+  std::optional<int> operand(const Index &ix, const std::string &op) {
     if (ix.isConstant())
-      return "%" + values[constant(ix.const_).id_].ssa;
+      return values[constant(ix.const_).id_].vid;
     if (ix.state_ != this) {
       report(op, "uses an index value of a different kernel");
       return std::nullopt;
     }
     const ValueInfo &v = values[ix.id_];
     if (!inScope(v.region)) {
-      report(op, "index value %" + v.ssa + " is used outside the loop body that defines it");
+      report(op, "index value %" + v.name + " is used outside the loop body that defines it");
       return std::nullopt;
     }
-    return "%" + v.ssa;
+    return v.vid;
   }
 
-  /// `%r = arith.<op> %a, %b : index` in the current block, unless the same
+  /// `arith.<op> a, b` on indices in the current block, unless the same
   /// computation is already visible here (e.g. `j * 128` written twice).
   Index arith(const char *op, const Index &a, const Index &b) {
     std::string opName = std::string("arith.") + op;
     auto x = operand(a, opName), y = operand(b, opName);
     if (!x || !y)
       return detail::State::literal(0);
-    std::string rhs = opName + " " + *x + ", " + *y + " : index";
+    std::string key = opName + " " + std::to_string(*x) + " " + std::to_string(*y);
     for (int region : regions) {
-      auto it = arithValue.find({rhs, region});
+      auto it = arithValue.find({key, region});
       if (it != arithValue.end())
         return value(it->second);
     }
-    std::string ssa = temp();
-    body.push_back(addLine("%" + ssa + " = " + rhs));
-    int id = addValue(ssa, regions.back());
-    arithValue[{rhs, regions.back()}] = id;
+    int vid = newValue(indexType());
+    body.push_back(addLine({opName, {{*x}, {*y}}, {vid}}));
+    int id = addValue(temp(), regions.back(), vid);
+    arithValue[{key, regions.back()}] = id;
     return value(id);
   }
 
@@ -476,18 +438,20 @@ inline Index Tensor::dim(int axis, SourceLoc loc) const {
   }
   if (t.arg < 0) {
     // A window's sizes are known where it is defined, not at the kernel's entry.
-    std::string ssa = s.uniqueName(t.ssa + "_dim" + std::to_string(axis));
-    std::string c = *s.operand(Index(axis), "memref.dim");
-    s.body.push_back(s.addLine("%" + ssa + " = memref.dim %" + t.ssa + ", " + c + " : " + t.type()));
-    return s.value(s.addValue(ssa, s.regions.back()));
+    std::string name = s.uniqueName(t.name + "_dim" + std::to_string(axis));
+    int c = *s.operand(Index(axis), "memref.dim");
+    int vid = s.newValue(detail::State::indexType());
+    s.body.push_back(s.addLine({"memref.dim", {{t.vid}, {c}}, {vid}}));
+    return s.value(s.addValue(name, s.regions.back(), vid));
   }
   auto it = s.dimValue.find({id_, axis});
   if (it != s.dimValue.end())
     return s.value(it->second);
-  std::string ssa = s.uniqueName(t.ssa + "_dim" + std::to_string(axis));
-  std::string c = *s.operand(Index(axis), "memref.dim");
-  s.dimLines.push_back(s.addLine("%" + ssa + " = memref.dim %" + t.ssa + ", " + c + " : " + t.type()));
-  int id = s.addValue(ssa, 0);
+  std::string name = s.uniqueName(t.name + "_dim" + std::to_string(axis));
+  int c = *s.operand(Index(axis), "memref.dim");
+  int vid = s.newValue(detail::State::indexType());
+  s.dimLines.push_back(s.addLine({"memref.dim", {{t.vid}, {c}}, {vid}}));
+  int id = s.addValue(name, 0, vid);
   s.dimValue[{id_, axis}] = id;
   return s.value(id);
 }

@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -232,25 +233,44 @@ static std::string shapeStr(TileType t) {
   return os.str();
 }
 
-static LogicalResult checkWindow(Operation *op, MemRefType mem, size_t numIndices, TileType t) {
+/// A tensor operand as messages name it: "tensor A: memref<?x?xbf16>" for a
+/// kernel argument the kernel named (tile.name), else "tensor 'memref<...>'".
+static std::string tensorStr(Value v) {
+  std::string s = "tensor ";
+  llvm::raw_string_ostream os(s);
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto func = arg ? dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp()) : nullptr;
+  StringAttr name = func && arg.getOwner()->isEntryBlock()
+                        ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr::kArgName)
+                        : nullptr;
+  if (name)
+    os << name.getValue() << ": " << v.getType();
+  else
+    os << "'" << v.getType() << "'";
+  return os.str();
+}
+
+static LogicalResult checkWindow(Operation *op, Value tensor, size_t numIndices, TileType t) {
+  auto mem = cast<MemRefType>(tensor.getType());
   if (numIndices != static_cast<size_t>(mem.getRank()))
-    return op->emitOpError() << "needs " << mem.getRank() << " indices into " << mem << ", got "
-                             << numIndices;
+    return op->emitOpError() << "needs " << mem.getRank() << " indices into " << tensorStr(tensor) << ", got "
+                             << numIndices << " (tile " << shapeStr(t) << ")";
   if (t.getRank() > mem.getRank())
-    return op->emitOpError() << "tile " << shapeStr(t) << " has higher rank than tensor " << mem;
+    return op->emitOpError() << "tile " << shapeStr(t) << " has higher rank than " << tensorStr(tensor);
   return success();
 }
 
 LogicalResult LoadOp::verify() {
   auto t = cast<TileType>(getDest().getType());
-  if (failed(checkWindow(*this, getSource().getType(), getIndices().size(), t)))
+  if (failed(checkWindow(*this, getSource(), getIndices().size(), t)))
     return failure();
   if (getTranspose() && (!t.isLds() || t.getRank() != 2 || getSource().getType().getRank() != 2))
     return emitOpError() << "a transposing load goes from a rank-2 tensor into a rank-2 LDS tile, got "
-                         << getSource().getType() << " -> " << shapeStr(t);
+                         << tensorStr(getSource()) << " -> " << shapeStr(t);
   if (t.getElementType() != getSource().getType().getElementType())
-    return emitOpError() << "element type of tile " << shapeStr(t) << " differs from tensor "
-                         << getSource().getType() << " (load does not convert; use tile.copy)";
+    return emitOpError() << "element type of tile " << shapeStr(t) << " differs from "
+                         << tensorStr(getSource()) << " (load does not convert: load into a "
+                         << getSource().getType().getElementType() << " tile, then tile.copy)";
   return success();
 }
 
@@ -266,7 +286,7 @@ LogicalResult WindowOp::verify() {
 LogicalResult LoadIndexOp::verify() {
   if (static_cast<int64_t>(getIndices().size()) != getSource().getType().getRank())
     return emitOpError() << "needs " << getSource().getType().getRank() << " indices into "
-                         << getSource().getType() << ", got " << getIndices().size();
+                         << tensorStr(getSource()) << ", got " << getIndices().size();
   return success();
 }
 
@@ -290,7 +310,7 @@ LogicalResult ScatterOp::verify() {
     return emitOpError() << "scatters a rank-1 tile through positions of the same shape, got " << shapeStr(v)
                          << " and " << shapeStr(p);
   if (getDest().getType().getRank() != 1)
-    return emitOpError() << "scatters into a rank-1 tensor, got " << getDest().getType();
+    return emitOpError() << "scatters into a rank-1 tensor, got " << tensorStr(getDest());
   return success();
 }
 
@@ -298,16 +318,15 @@ LogicalResult GatherOp::verify() {
   auto t = cast<TileType>(getDest().getType());
   if (getSource().getType().getRank() != 2 || t.getRank() != 2)
     return emitOpError() << "gathers rows of a rank-2 tensor into a rank-2 tile, got "
-                         << getSource().getType() << " and " << shapeStr(t);
+                         << tensorStr(getSource()) << " and " << shapeStr(t);
   if (t.getElementType() != getSource().getType().getElementType())
-    return emitOpError() << "element type of tile " << shapeStr(t) << " differs from tensor "
-                         << getSource().getType();
+    return emitOpError() << "element type of tile " << shapeStr(t) << " differs from " << tensorStr(getSource());
   return success();
 }
 
 LogicalResult StoreOp::verify() {
   auto t = cast<TileType>(getValue().getType());
-  return checkWindow(*this, getDest().getType(), getIndices().size(), t);
+  return checkWindow(*this, getDest(), getIndices().size(), t);
 }
 
 LogicalResult CopyOp::verify() {
@@ -398,9 +417,11 @@ LogicalResult MapOp::verify() {
     bool tileBcast = rhs.getRank() == 2 && dst.getRank() == 2 && !getBroadcastCols() &&
                      ((rhs.rows() == 1 && rhs.cols() == dst.cols()) || (rhs.cols() == 1 && rhs.rows() == dst.rows()));
     if (!same && !rowBcast && !colBcast && !tileBcast)
-      return emitOpError() << "cannot broadcast " << shapeStr(rhs) << " to " << shapeStr(dst)
-                           << " (a rank-1 operand needs one value per "
-                           << (getBroadcastCols() ? "column" : "row") << ")";
+      return emitOpError() << "'" << stringifyMapFn(getFn()) << "': cannot broadcast rhs " << shapeStr(rhs)
+                           << " to " << shapeStr(dst) << " (a rank-1 rhs needs one value per "
+                           << (getBroadcastCols() ? "column: " + std::to_string(dst.cols())
+                                                  : "row: " + std::to_string(dst.rows()))
+                           << ")";
   }
   bool needsScalar = getFn() == MapFn::scale || getFn() == MapFn::add_scalar;
   if (needsScalar && !getScalar() && !getScalarValue())

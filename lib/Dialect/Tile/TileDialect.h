@@ -56,5 +56,7 @@ inline constexpr const char *kBuffers = "buffers";
 // this many elements and its data is aligned to as many elements (up to 16
 // bytes), so accesses may move that many elements at once; launches check it.
 inline constexpr const char *kDivisibility = "tile.divisibility";
+// string on each argument of func.func: the name the kernel gave it.
+inline constexpr const char *kArgName = "tile.name";
 } // namespace attr
 } // namespace tilec::tile

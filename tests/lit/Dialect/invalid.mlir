@@ -42,7 +42,7 @@ func.func @load_type(%A: memref<?x?xf16>, %i: index, %t: !tile.tile<64x32xbf16, 
 // -----
 
 func.func @load_indices(%A: memref<?x?xbf16>, %i: index, %t: !tile.tile<64x32xbf16, lds>) {
-  // expected-error @+1 {{needs 2 indices into 'memref<?x?xbf16>', got 1}}
+  // expected-error @+1 {{needs 2 indices into tensor 'memref<?x?xbf16>', got 1}}
   tile.load %A[%i] -> %t : memref<?x?xbf16>, !tile.tile<64x32xbf16, lds>
   return
 }
@@ -50,7 +50,7 @@ func.func @load_indices(%A: memref<?x?xbf16>, %i: index, %t: !tile.tile<64x32xbf
 // -----
 
 func.func @broadcast(%d: !tile.tile<64x64xf32, reg>, %v: !tile.tile<32xf32, reg>) {
-  // expected-error @+1 {{cannot broadcast 32xf32 (reg) to 64x64xf32 (reg) (a rank-1 operand needs one value per row)}}
+  // expected-error @+1 {{cannot broadcast rhs 32xf32 (reg) to 64x64xf32 (reg) (a rank-1 rhs needs one value per row: 64)}}
   tile.map add %d, %d, %v : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<32xf32, reg>
   return
 }

@@ -79,30 +79,32 @@ Kernel onlineSoftmaxKernel() {
 TEST(AttentionPatterns, OnlineSoftmaxRescalingVerifies) {
   Kernel k = onlineSoftmaxKernel();
   ASSERT_TRUE(test::verifies(k));
-  const std::string &ir = k.tileIR();
+  // Values in the printed IR: %1 q, %2 k, %3 v, %4 p, %5 s, %6 acc, %7 m,
+  // %8 m_old, %9 l, %10 alpha; %arg3 O, %arg4 scale_log2e.
+  const std::string ir = test::text(k);
   EXPECT_TRUE(test::containsInOrder(
-      ir, {"tile.fill %m, 0xFFF0000000000000 : !tile.tile<64xf32, reg>", // -inf
-           "scf.for %j = ",
-           "tile.gemm %q, %k, %s {transpose_b} : !tile.tile<64x128xbf16, lds>, "
+      ir, {"tile.fill %7, 0xFFF0000000000000 : !tile.tile<64xf32, reg>", // -inf
+           "scf.for %arg5 = ",
+           "tile.gemm %1, %2, %5 {transpose_b} : !tile.tile<64x128xbf16, lds>, "
            "!tile.tile<64x128xbf16, lds>, !tile.tile<64x64xf32, reg>",
-           "tile.map scale %s, %s scalar(%scale_log2e) : !tile.tile<64x64xf32, reg>, "
+           "tile.map scale %5, %5 scalar(%arg4) : !tile.tile<64x64xf32, reg>, "
            "!tile.tile<64x64xf32, reg>",
-           "tile.copy %m -> %m_old",
-           "tile.reduce max %s -> %m {axis = 1 : i64, accumulate} : !tile.tile<64x64xf32, reg>, "
+           "tile.copy %7 -> %8",
+           "tile.reduce max %5 -> %7 {accumulate, axis = 1 : i64} : !tile.tile<64x64xf32, reg>, "
            "!tile.tile<64xf32, reg>",
-           "tile.map sub_exp2 %s, %s, %m : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, "
+           "tile.map sub_exp2 %5, %5, %7 : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, "
            "!tile.tile<64xf32, reg>",
-           "tile.map sub_exp2 %alpha, %m_old, %m : !tile.tile<64xf32, reg>, "
+           "tile.map sub_exp2 %10, %8, %7 : !tile.tile<64xf32, reg>, "
            "!tile.tile<64xf32, reg>, !tile.tile<64xf32, reg>",
-           "tile.map mul %l, %l, %alpha",
-           "tile.reduce sum %s -> %l {axis = 1 : i64, accumulate}",
-           "tile.map mul %acc, %acc, %alpha : !tile.tile<64x128xf32, reg>, "
+           "tile.map mul %9, %9, %10",
+           "tile.reduce sum %5 -> %9 {accumulate, axis = 1 : i64}",
+           "tile.map mul %6, %6, %10 : !tile.tile<64x128xf32, reg>, "
            "!tile.tile<64x128xf32, reg>, !tile.tile<64xf32, reg>",
-           "tile.copy %s -> %p : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, lds>",
-           "tile.gemm %p, %v, %acc : ",
+           "tile.copy %5 -> %4 : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, lds>",
+           "tile.gemm %4, %3, %6 : ",
            "} {tile.num_stages = 2 : i64}",
-           "tile.map div %acc, %acc, %l",
-           "tile.store %acc -> %O["}));
+           "tile.map div %6, %6, %9",
+           "tile.store %6 -> %arg3["}));
   // Row broadcasts: no broadcast_cols anywhere.
   EXPECT_EQ(test::count(ir, "broadcast_cols"), 0);
 }
@@ -110,7 +112,7 @@ TEST(AttentionPatterns, OnlineSoftmaxRescalingVerifies) {
 TEST(AttentionPatterns, RowRescaleIsARowBroadcastInTheVerifiedIR) {
   Kernel k = onlineSoftmaxKernel();
   test::TileIR ir;
-  auto module = ir.parseAndVerify(k.tileIR());
+  auto module = ir.build(k);
   ASSERT_TRUE(module) << ir.diagnostics();
   int rowBroadcasts = 0;
   module->walk([&](tile::MapOp op) {
@@ -154,13 +156,14 @@ TEST(AttentionPatterns, CausalLoopBoundDependsOnTheBlockIndex) {
   Kernel k = causalKernel();
   ASSERT_TRUE(test::verifies(k));
   EXPECT_TRUE(test::containsInOrder(
-      k.tileIR(), {"%K_dim0 = memref.dim %K, %c0", "arith.ceildivui %K_dim0, %c64",
-                   "arith.addi %bid0, %c1", "arith.muli", "arith.ceildivui", "arith.minui",
-                   "scf.for %iv = %c0 to %"}));
+      // %arg1 is K, %0 the block id.
+      test::text(k), {"%dim = memref.dim %arg1, %c0", "arith.ceildivui %dim, %c64",
+                      "arith.addi %0, %c1", "arith.muli", "arith.ceildivui", "arith.minui",
+                      "scf.for %arg3 = %c0 to %"}));
 
   // The loop's upper bound, traced through the verified IR.
   test::TileIR ir;
-  auto module = ir.parseAndVerify(k.tileIR());
+  auto module = ir.build(k);
   ASSERT_TRUE(module) << ir.diagnostics();
   mlir::scf::ForOp loop;
   module->walk([&](mlir::scf::ForOp f) { loop = f; });

@@ -1,9 +1,10 @@
-// Index values and the text the DSL renders: constants fold and are emitted
-// once at the entry, entry values are hoisted out of loops, floats round-trip,
-// and the text is deterministic.
+// Index values and the IR a recording builds: constants fold and are emitted
+// once at the entry, entry values are hoisted out of loops, floats round-trip
+// (also through the recording's JSON), and the recording is deterministic.
 #include "TileIR.h"
 
 #include "Dialect/Tile/TileDialect.h"
+#include "Import/BuildKernel.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -44,7 +45,7 @@ Kernel constantsKernel() {
 TEST(Index, ConstantsAreEmittedOnceAtTheEntry) {
   Kernel k = constantsKernel();
   ASSERT_TRUE(test::verifies(k));
-  const std::string &ir = k.tileIR();
+  const std::string ir = test::text(k);
   EXPECT_EQ(test::count(ir, "arith.constant 32 : index"), 1) << ir;
   EXPECT_EQ(test::count(ir, "arith.constant 64 : index"), 1) << ir; // folded 32 * 2
   EXPECT_EQ(test::count(ir, "arith.constant 1 : index"), 1) << ir;
@@ -54,12 +55,13 @@ TEST(Index, ConstantsAreEmittedOnceAtTheEntry) {
   EXPECT_TRUE(test::containsInOrder(ir, {"%c0 = arith.constant 0", "%c1 = arith.constant 1",
                                          "%c2 = arith.constant 2", "%c32 = arith.constant 32",
                                          "%c64 = arith.constant 64", "scf.for"}));
-  // Nested loops nest in the text.
-  EXPECT_NE(ir.find("\n    scf.for %iv_1 = %c0 to %c2 step %c1 {\n      %"), std::string::npos) << ir;
+  // The inner loop nests in the outer one.
+  EXPECT_NE(ir.find("\n      scf.for %arg2 = %c0 to %c2 step %c1 {\n        %"), std::string::npos) << ir;
 }
 
 TEST(Index, TextIsDeterministic) {
-  EXPECT_EQ(constantsKernel().tileIR(), constantsKernel().tileIR());
+  EXPECT_EQ(constantsKernel().toJson(), constantsKernel().toJson());
+  EXPECT_EQ(test::text(constantsKernel()), test::text(constantsKernel()));
 }
 
 TEST(Index, FillValuesRoundTrip) {
@@ -70,18 +72,27 @@ TEST(Index, FillValuesRoundTrip) {
     kb.fill(t, v);
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
-  test::TileIR ir;
-  auto module = ir.parseAndVerify(k.tileIR());
-  ASSERT_TRUE(module);
-  std::vector<double> parsed;
-  module->walk([&](tile::FillOp op) { parsed.push_back(op.getValue().convertToDouble()); });
-  ASSERT_EQ(parsed.size(), std::size(values));
-  for (size_t i = 0; i < parsed.size(); ++i) {
-    EXPECT_EQ(parsed[i], values[i]);
-    EXPECT_EQ(std::signbit(parsed[i]), std::signbit(values[i]));
+  // Built from the recording, and from its JSON read back: the same doubles.
+  llvm::Expected<Kernel> fromJson = import::kernelFromJson(k.toJson(), "fills.json");
+  ASSERT_TRUE(static_cast<bool>(fromJson)) << llvm::toString(fromJson.takeError());
+  for (const Kernel *kernel : {&k, &*fromJson}) {
+    test::TileIR ir;
+    auto module = ir.build(*kernel);
+    ASSERT_TRUE(module) << ir.diagnostics();
+    std::vector<double> built;
+    module->walk([&](tile::FillOp op) { built.push_back(op.getValue().convertToDouble()); });
+    ASSERT_EQ(built.size(), std::size(values));
+    for (size_t i = 0; i < built.size(); ++i) {
+      EXPECT_EQ(built[i], values[i]);
+      EXPECT_EQ(std::signbit(built[i]), std::signbit(values[i]));
+    }
   }
-  EXPECT_NE(k.tileIR().find("tile.fill %t, 0.1 :"), std::string::npos);
-  EXPECT_NE(k.tileIR().find("tile.fill %t, 1.0e+20 :"), std::string::npos);
+  // The JSON holds the shortest decimal that reads back, and the bit pattern
+  // of a non-finite value.
+  EXPECT_NE(k.toJson().find("\"float\":0.1}"), std::string::npos);
+  EXPECT_NE(k.toJson().find("\"float\":-0.0}"), std::string::npos);
+  EXPECT_NE(k.toJson().find("\"float\":1.0e+20}"), std::string::npos);
+  EXPECT_NE(k.toJson().find("\"float\":\"0xFFF0000000000000\"}"), std::string::npos);
 }
 
 TEST(Index, ScalarArgumentsOfEveryKind) {
@@ -97,18 +108,20 @@ TEST(Index, ScalarArgumentsOfEveryKind) {
   kb.store(t, X, {n});
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
-  EXPECT_NE(k.tileIR().find("func.func @scalars(%X: memref<?xf32> {tile.name = \"X\"}, %s: f32 {tile.name = \"s\"}, "
-                                 "%n: index {tile.name = \"n\"}, %e: i32 {tile.name = \"e\"})"),
+  const std::string ir = test::text(k);
+  EXPECT_NE(ir.find("func.func @scalars(%arg0: memref<?xf32> {tile.name = \"X\"}, %arg1: f32 {tile.name = \"s\"}, "
+                    "%arg2: index {tile.name = \"n\"}, %arg3: i32 {tile.name = \"e\"})"),
             std::string::npos)
-      << k.tileIR();
-  EXPECT_NE(k.tileIR().find("tile.map add_scalar %t, %t {scalar = 0.5 : f64}"), std::string::npos);
+      << ir;
+  EXPECT_NE(ir.find("tile.map scale %1, %1 scalar(%arg1)"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("tile.map add_scalar %1, %1 {scalar = 5.000000e-01 : f64}"), std::string::npos) << ir;
   ASSERT_EQ(k.args().size(), 4u);
   EXPECT_EQ(k.args()[1].kind, ArgKind::F32);
   EXPECT_EQ(k.args()[2].kind, ArgKind::Index);
   EXPECT_EQ(k.args()[3].kind, ArgKind::I32);
 }
 
-TEST(Index, NamesAreSanitisedAndUnique) {
+TEST(Index, TilesOfTheSameNameStayDistinct) {
   KernelBuilder kb("names");
   Tile a = kb.regTile("acc tile", {16}, DType::f32);
   Tile b = kb.regTile("acc tile", {16}, DType::f32);
@@ -119,9 +132,10 @@ TEST(Index, NamesAreSanitisedAndUnique) {
   });
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
-  EXPECT_TRUE(test::containsInOrder(k.tileIR(), {"%c0_1 = arith.constant 0", "%acc_tile = tile.alloc {name = \"acc tile\"}",
-                                                 "%acc_tile_1 = tile.alloc {name = \"acc tile\"}",
-                                                 "%c0 = tile.alloc {name = \"c0\"}"}));
+  const std::string ir = test::text(k);
+  EXPECT_TRUE(test::containsInOrder(ir, {"%c0 = arith.constant 0", "%0 = tile.alloc {name = \"acc tile\"}",
+                                         "%1 = tile.alloc {name = \"acc tile\"}", "%2 = tile.alloc {name = \"c0\"}",
+                                         "tile.copy %0 -> %1", "tile.copy %1 -> %2"}));
 }
 
 TEST(Index, KernelWithoutAGridRunsOneWorkgroup) {
@@ -130,7 +144,7 @@ TEST(Index, KernelWithoutAGridRunsOneWorkgroup) {
   ASSERT_EQ(k.grid().size(), 1u);
   EXPECT_EQ(k.grid()[0].arg, -1);
   EXPECT_EQ(k.grid()[0].tile, 1);
-  EXPECT_NE(k.tileIR().find("tile.grid = [array<i64: -1, 0, 1>]"), std::string::npos);
+  EXPECT_NE(test::text(k).find("tile.grid = [array<i64: -1, 0, 1>]"), std::string::npos);
 }
 
 TEST(Index, DTypeHelpers) {
@@ -163,7 +177,7 @@ TEST(Index, Fp8AndI8TilesVerify) {
   kb.store(acc, A, {0, 0});
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
-  EXPECT_NE(k.tileIR().find("memref<?x?xf8E4M3FNUZ>"), std::string::npos);
+  EXPECT_NE(test::text(k).find("memref<?x?xf8E4M3FNUZ>"), std::string::npos);
 }
 
 TEST(Index, Bf8TilesVerify) {
@@ -177,8 +191,8 @@ TEST(Index, Bf8TilesVerify) {
   kb.store(acc, C, {0, 0});
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
-  EXPECT_NE(k.tileIR().find("memref<?x?xf8E5M2FNUZ>"), std::string::npos);
-  EXPECT_NE(k.tileIR().find("!tile.tile<64x64xf8E5M2FNUZ, lds>"), std::string::npos);
+  EXPECT_NE(test::text(k).find("memref<?x?xf8E5M2FNUZ>"), std::string::npos);
+  EXPECT_NE(test::text(k).find("!tile.tile<64x64xf8E5M2FNUZ, lds>"), std::string::npos);
 }
 
 } // namespace
@@ -196,7 +210,7 @@ TEST(Index, RepeatedArithmeticIsEmittedOncePerScope) {
   kb.forLoop(0, 4, 1, [&](Index j) { kb.load(X, {0, j * 32}, t); }); // another loop, another j
   Kernel k = kb.finish();
   ASSERT_TRUE(test::verifies(k));
-  EXPECT_EQ(test::count(k.tileIR(), "arith.muli"), 2) << k.tileIR();
+  EXPECT_EQ(test::count(test::text(k), "arith.muli"), 2) << test::text(k);
 }
 
 } // namespace

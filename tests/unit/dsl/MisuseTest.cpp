@@ -1,5 +1,8 @@
 // DSL misuse is caught at the call: the kernel is not ok() and its error names
-// the op, the shapes involved and this file's line.
+// the op and this file's line. Shape and type errors come from the dialect's
+// verifiers when the kernel is built, at the same line, naming the shapes.
+#include "TileIR.h"
+
 #include "tilec/dsl.hpp"
 
 #include <gtest/gtest.h>
@@ -9,20 +12,35 @@ using namespace tilec::dsl;
 
 namespace {
 
-/// The error is "<this file>:<line>: <op>: ..." and contains every fragment.
+/// The kernel fails at <this file>:<line> in <op>, with every fragment in the
+/// message. A misuse of the DSL is the kernel's error, "<file>:<line>: <op>:
+/// ..."; a shape or type error is the first diagnostic of the dialect's
+/// verifiers when the kernel is built, "'<op>' op ..." at <file>:<line>.
 ::testing::AssertionResult failsAt(const Kernel &k, int line, const std::string &op,
                                    const std::vector<std::string> &fragments) {
-  if (k.ok())
-    return ::testing::AssertionFailure() << "kernel is ok";
-  if (!k.tileIR().empty())
-    return ::testing::AssertionFailure() << "a failed kernel has IR";
-  std::string prefix = std::string(__FILE__) + ":" + std::to_string(line) + ": " + op + ": ";
-  if (k.error().rfind(prefix, 0) != 0)
-    return ::testing::AssertionFailure() << "error does not start with '" << prefix << "':\n  "
-                                         << k.error();
+  std::string message;
+  if (!k.ok()) {
+    if (!k.recording().ops.empty() || !k.toJson().empty())
+      return ::testing::AssertionFailure() << "a failed kernel has a recording";
+    std::string prefix = std::string(__FILE__) + ":" + std::to_string(line) + ": " + op + ": ";
+    if (k.error().rfind(prefix, 0) != 0)
+      return ::testing::AssertionFailure() << "error does not start with '" << prefix << "':\n  " << k.error();
+    message = k.error();
+  } else {
+    test::TileIR ir;
+    if (ir.build(k))
+      return ::testing::AssertionFailure() << "the kernel is ok and verifies";
+    const test::TileIR::DiagLoc &d = ir.diagnosticLocs().front();
+    if (d.file != __FILE__ || d.line != static_cast<unsigned>(line))
+      return ::testing::AssertionFailure() << "the verifier's error is at " << d.file << ":" << d.line
+                                           << ", not line " << line << ":\n  " << d.message;
+    if (d.message.rfind("'" + op + "' op ", 0) != 0)
+      return ::testing::AssertionFailure() << "the verifier's error is not of " << op << ":\n  " << d.message;
+    message = d.message;
+  }
   for (const std::string &f : fragments)
-    if (k.error().find(f) == std::string::npos)
-      return ::testing::AssertionFailure() << "'" << f << "' not in error:\n  " << k.error();
+    if (message.find(f) == std::string::npos)
+      return ::testing::AssertionFailure() << "'" << f << "' not in error:\n  " << message;
   return ::testing::AssertionSuccess();
 }
 
@@ -77,7 +95,7 @@ TEST(Misuse, GemmAccumulatorMustBeF32Registers) {
   Tile c = f.kb.regTile("c16", {128, 128}, DType::bf16);
   int line = __LINE__ + 1;
   f.kb.gemm(f.a, b, c);
-  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.gemm", {"f32 register tile", "128x128xbf16 (reg)"}));
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.gemm", {"accumulator C must be f32", "128x128xbf16 (reg)"}));
 }
 
 TEST(Misuse, CopyBetweenDifferentShapes) {
@@ -144,7 +162,7 @@ TEST(Misuse, MapOnAnLdsTile) {
   Fixture f;
   int line = __LINE__ + 1;
   f.kb.exp2(f.a, f.a);
-  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.map", {"register tiles", "128x32xbf16 (lds)"}));
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.map", {"register tile", "!tile.tile<128x32xbf16, lds>"}));
 }
 
 TEST(Misuse, ScaleIsNotAPlainUnaryMap) {
@@ -168,7 +186,7 @@ TEST(Misuse, GatherThroughANonI32IndexTensor) {
   Fixture f;
   int line = __LINE__ + 1;
   f.kb.gather(f.A, f.C, 0, 0, f.a);
-  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.gather", {"rank-1 i32", "C: memref<?x?xf32>"}));
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.gather", {"1D memref of 32-bit signless integer", "memref<?x?xf32>"}));
 }
 
 TEST(Misuse, BlockIdOfAnAxisTheGridDoesNotHave) {
@@ -243,7 +261,10 @@ TEST(Misuse, TheFirstErrorWinsAndLaterCallsAreIgnored) {
   f.kb.fill(f.acc, 0.0);       // and a good call
   Kernel k = f.kb.finish();
   EXPECT_TRUE(failsAt(k, line, "tile.copy", {"different shapes"}));
-  EXPECT_EQ(k.error().find("tile.gemm"), std::string::npos) << k.error();
+  test::TileIR ir;
+  EXPECT_FALSE(ir.build(k));
+  EXPECT_EQ(ir.diagnosticLocs().size(), 1u) << ir.diagnostics();
+  EXPECT_EQ(ir.diagnostics().find("tile.gemm"), std::string::npos) << ir.diagnostics();
 }
 
 TEST(Misuse, DefaultConstructedHandles) {
@@ -280,7 +301,7 @@ TEST(Misuse, LoadIndexNeedsI32) {
   Fixture f;
   int line = __LINE__ + 1;
   f.kb.loadIndex(f.A, 0);
-  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.load_index", {"reads an i32 tensor", "A: memref<?x?xbf16>"}));
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.load_index", {"memref of 32-bit signless integer", "memref<?x?xbf16>"}));
 }
 
 TEST(Misuse, MaskNeedsF32Scores) {
@@ -354,9 +375,10 @@ TEST(DslWindows, ScalarGridAndWindowIR) {
   EXPECT_EQ(k.grid()[0].arg, 2);
   EXPECT_EQ(k.grid()[0].axis, -1);
   EXPECT_EQ(k.grid()[0].tile, 64);
-  EXPECT_NE(k.tileIR().find("tile.grid = [array<i64: 2, -1, 64>, array<i64: -1, 0, 3>]"), std::string::npos) << k.tileIR();
-  EXPECT_NE(k.tileIR().find("tile.load_index %cu["), std::string::npos) << k.tileIR();
-  EXPECT_NE(k.tileIR().find("= tile.window %X["), std::string::npos) << k.tileIR();
+  const std::string ir = test::text(k);  // arguments: %arg0 = X, %arg1 = cu
+  EXPECT_NE(ir.find("tile.grid = [array<i64: 2, -1, 64>, array<i64: -1, 0, 3>]"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("tile.load_index %arg1["), std::string::npos) << ir;
+  EXPECT_NE(ir.find("= tile.window %arg0["), std::string::npos) << ir;
 }
 
 } // namespace

@@ -46,16 +46,17 @@ TEST(MoePatterns, RowGatherThroughAnIndexTensorVerifies) {
   Kernel k = moeGatherKernel();
   ASSERT_TRUE(test::verifies(k));
   EXPECT_TRUE(test::containsInOrder(
-      k.tileIR(),
-      {"func.func @moe_gather_probe(%X: memref<?x?xbf16> {tile.name = \"X\"}, "
-       "%sorted_ids: memref<?xi32> {tile.name = \"sorted_ids\"}, %W: memref<?x?xbf16> {tile.name = \"W\"}, "
-       "%Y: memref<?x?xbf16> {tile.name = \"Y\"}, %expert_offset: i32 {tile.name = \"expert_offset\"})",
+      test::text(k),
+      // %arg0..4 are X, sorted_ids, W, Y, expert_offset; %3, %4, %5 the tiles x, w, acc.
+      {"func.func @moe_gather_probe(%arg0: memref<?x?xbf16> {tile.name = \"X\"}, "
+       "%arg1: memref<?xi32> {tile.name = \"sorted_ids\"}, %arg2: memref<?x?xbf16> {tile.name = \"W\"}, "
+       "%arg3: memref<?x?xbf16> {tile.name = \"Y\"}, %arg4: i32 {tile.name = \"expert_offset\"})",
        "tile.grid = [array<i64: 1, 0, 64>, array<i64: 2, 1, 128>, array<i64: -1, 0, 8>]",
-       "%expert_offset_index = arith.index_cast %expert_offset : i32 to index",
-       "scf.for %iv = %c0 to ",
-       "tile.gather %X[%sorted_ids[%", "] -> %x : memref<?x?xbf16>, memref<?xi32>, "
-                                       "!tile.tile<64x32xbf16, lds>",
-       "tile.load %W[", "tile.gemm %x, %w, %acc", "tile.store %acc -> %Y["}));
+       "%0 = arith.index_cast %arg4 : i32 to index",
+       "scf.for %arg5 = %c0 to ",
+       "tile.gather %arg0[%arg1[%", "] -> %3 : memref<?x?xbf16>, memref<?xi32>, "
+                                   "!tile.tile<64x32xbf16, lds>",
+       "tile.load %arg2[", "tile.gemm %3, %4, %5", "tile.store %5 -> %arg3["}));
   ASSERT_EQ(k.args().size(), 5u);
   EXPECT_EQ(k.args()[1].kind, ArgKind::Tensor);
   EXPECT_EQ(k.args()[1].dtype, DType::i32);

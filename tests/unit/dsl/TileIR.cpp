@@ -1,6 +1,7 @@
 #include "TileIR.h"
 
 #include "Dialect/Tile/TileDialect.h"
+#include "Import/BuildKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,13 +40,28 @@ mlir::OwningOpRef<mlir::ModuleOp> TileIR::parseAndVerify(const std::string &text
   return module;
 }
 
+mlir::OwningOpRef<mlir::ModuleOp> TileIR::build(const Kernel &kernel) {
+  return import::buildTileIR(kernel, context_);
+}
+
 ::testing::AssertionResult verifies(const Kernel &kernel) {
   if (!kernel.ok())
     return ::testing::AssertionFailure() << "DSL error: " << kernel.error();
   TileIR ir;
-  if (!ir.parseAndVerify(kernel.tileIR()))
-    return ::testing::AssertionFailure() << ir.diagnostics() << "in:\n" << kernel.tileIR();
+  if (!ir.build(kernel))
+    return ::testing::AssertionFailure() << ir.diagnostics() << "in:\n" << kernel.toJson();
   return ::testing::AssertionSuccess();
+}
+
+std::string text(const Kernel &kernel) {
+  TileIR ir;
+  mlir::OwningOpRef<mlir::ModuleOp> module = ir.build(kernel);
+  if (!module)
+    return "<does not build: " + ir.diagnostics() + ">";
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  module->print(os);
+  return out;
 }
 
 int count(const std::string &text, const std::string &needle) {

@@ -1,4 +1,4 @@
-// Test helpers: parse and verify DSL output with the tile dialect.
+// Test helpers: build DSL kernels into tile IR, parse and verify it.
 #pragma once
 
 #include "tilec/dsl.hpp"
@@ -23,6 +23,9 @@ public:
   mlir::OwningOpRef<mlir::ModuleOp> parse(const std::string &text);
   /// Parses and runs mlir::verify; nullptr on either failing.
   mlir::OwningOpRef<mlir::ModuleOp> parseAndVerify(const std::string &text);
+  /// Builds a recorded kernel (as tilec::compile does) and verifies it;
+  /// nullptr on either failing.
+  mlir::OwningOpRef<mlir::ModuleOp> build(const Kernel &kernel);
 
   /// Diagnostics so far, one per line: "file:line: message" (the op's location).
   const std::string &diagnostics() const { return diagnostics_; }
@@ -42,8 +45,12 @@ private:
   std::vector<DiagLoc> diagLocs_;
 };
 
-/// gtest assertion: the kernel is ok and its IR parses and verifies.
+/// gtest assertion: the kernel is ok and its IR builds and verifies.
 ::testing::AssertionResult verifies(const Kernel &kernel);
+
+/// The kernel's tile IR as text (as tilec::tileIR prints it); the builder's
+/// diagnostics instead when it does not build.
+std::string text(const Kernel &kernel);
 
 /// Number of occurrences of `needle` in `text`.
 int count(const std::string &text, const std::string &needle);
