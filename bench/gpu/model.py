@@ -1,6 +1,6 @@
 """The compiled-code cost model (lib/Model, docs/cost-model.md) next to an H200
 run: for each measured row whose launch shape it knows (GEMM, attention forward,
-paged decode without splits),
+paged decode without splits, the element-wise kernels),
 runs `tilec-model` on the same sm_90a kernel and writes
 {row key: {model_ms, bound, terms_ms, ...}} as JSON for report.py.
 
@@ -92,8 +92,51 @@ def decode_launch(r):
         "hbm-bytes": kv_bytes + 2.0 * 2 * d["batch"] * d["heads"] * d["head_dim"]}
 
 
+def _extents(shape):
+    """'T4096 hidden4096' -> (4096, 4096); 'R16 cols32768' -> (16, 32768)."""
+    first, second = shape.split()[:2]
+    return int(first[1:]), int("".join(ch for ch in second if ch.isdigit()))
+
+
+def _rowwise_launch(kernel, configs, params):
+    """A kernel over rows in blocks of `rows` (one workgroup each), stepping
+    through a row `chunk` columns at a time: the main loop's trips. Two-pass
+    kernels (rows longer than a chunk: a sum or maximum first) have a second
+    loop of as many trips, which the model prices once, as code outside its
+    main loop (docs/cost-model.md, "What the model does not see")."""
+    def launch(r):
+        cfg = next((c for c in configs if plan.norm_config_label(c) == r["config"]), None)
+        if cfg is None:
+            return None
+        rows, cols = _extents(r["shape"])
+        return kernel, params(cols, cfg), {"workgroups": math.ceil(rows / cfg["rows"]),
+                                           "trips": math.ceil(cols / cfg["chunk"]), "hbm-bytes": r["bytes"]}
+    return launch
+
+
+def rope_launch(r):
+    """tokens_per_group tokens per workgroup, one after the other: the loop's trips."""
+    cfg = next((c for c in plan.ROPE_CONFIGS if plan.rope_config_label(c) == r["config"]), None)
+    if cfg is None:
+        return None
+    tokens = int(r["shape"].split()[0][1:])
+    return "rope", plan._rope_params(cfg), {"workgroups": math.ceil(tokens / cfg["tokens_per_group"]),
+                                           "trips": cfg["tokens_per_group"], "hbm-bytes": r["bytes"]}
+
+
 LAUNCHES = {"gemm": gemm_launch, "strided_gemm": strided_gemm_launch, "attention": attention_launch,
-            "paged_decode": decode_launch}
+            "paged_decode": decode_launch,
+            "rms_norm": _rowwise_launch("rms_norm", plan.NORM_CONFIGS, plan._norm_params),
+            "rms_norm_fp8": _rowwise_launch("rms_norm", plan.NORM_FP8_CONFIGS,
+                                            lambda n, c: plan._norm_fp8_params(n, c, "static")),
+            "rms_norm_fp8_token": _rowwise_launch("rms_norm", plan.NORM_FP8_CONFIGS,
+                                                  lambda n, c: plan._norm_fp8_params(n, c, "token")),
+            "rms_norm_fp8_group": _rowwise_launch("rms_norm", plan.NORM_FP8_GROUP_CONFIGS,
+                                                  lambda n, c: plan._norm_fp8_params(n, c, "group")),
+            "silu_and_mul": _rowwise_launch("silu_and_mul", plan.SILU_CONFIGS, plan._silu_params),
+            "silu_and_mul_fp8": _rowwise_launch("silu_and_mul", plan.SILU_FP8_CONFIGS, plan._silu_fp8_params),
+            "softmax": _rowwise_launch("softmax", plan.SOFTMAX_CONFIGS, plan._softmax_params),
+            "rope": rope_launch}
 
 
 def model_row(tool, r):
