@@ -17,7 +17,7 @@ import plan  # noqa: E402
 
 # What runs on the GPU machine: run.py and every module it imports.
 HARNESS = ["run.py", "cases.py", "harness.py", "setups_compute.py", "setups_memory.py", "triton_baselines.py",
-           "triton_kernels.py", "plan.py", "README.md"]
+           "triton_kernels.py", "plan.py", "README.md", "device_facts.py"]
 
 
 def tilec(binary, kernel, params, *extra):
