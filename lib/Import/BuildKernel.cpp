@@ -2,11 +2,11 @@
 //
 // The recording names operations and attributes as the dialect does; this
 // file knows how values, types and attribute kinds map to MLIR, and nothing
-// about any one tile operation except the loop (scf.for owns a region) and
-// the enum attributes (whose MLIR type the recording does not name).
+// about any one tile operation except the loop (scf.for owns a region), the
+// index constant (its attribute has the result's type) and the enum
+// attributes (whose MLIR type the recording does not name).
 #include "Import/BuildKernel.h"
 
-#include "Dialect/Tile/TileContract.h"
 #include "Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -57,9 +57,9 @@ Type typeOf(const record::Type &t, MLIRContext &ctx, Location loc) {
 }
 
 /// Builds one kernel; the first error stops it.
-class KernelBuilderImpl {
+class RecordingImporter {
 public:
-  KernelBuilderImpl(const Kernel &kernel, MLIRContext &ctx) : kernel(kernel), rec(kernel.recording()), ctx(ctx) {}
+  RecordingImporter(const Kernel &kernel, MLIRContext &ctx) : kernel(kernel), rec(kernel.recording()), ctx(ctx) {}
 
   OwningOpRef<ModuleOp> build() {
     OpBuilder b(&ctx);
@@ -282,7 +282,7 @@ OwningOpRef<ModuleOp> buildTileIR(const Kernel &kernel, MLIRContext &ctx) {
     emitError(UnknownLoc::get(&ctx)) << kernel.error();
     return nullptr;
   }
-  return KernelBuilderImpl(kernel, ctx).build();
+  return RecordingImporter(kernel, ctx).build();
 }
 
 } // namespace tilec::import
