@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace {
 
@@ -39,6 +40,11 @@ const AsmCase kCases[] = {
      4096, 4096},
     {"decode_b64_h32_kv8_ctx8192_d128", "paged_decode", {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}},
      64, 1, 8192},
+    // The same decode split 2 ways over the context (512 one-wave workgroups
+    // leave most of MI300X's 1,216 SIMDs idle): the attend kernel and the
+    // combine kernel, priced one after the other.
+    {"decode_b64_h32_kv8_ctx8192_d128_split2", "paged_decode",
+     {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}, {"splits", "2"}}, 64, 1, 8192},
 };
 
 using tilec::bench::param;
@@ -70,7 +76,11 @@ void BM_AsmModel(benchmark::State &state, std::string arch, AsmCase c) {
   tilec::model::LaunchShape launch;
   launch.wavesPerWorkgroup = ck->numWaves;
   launch.occupancy = ck->report.occupancy;
+  launch.ldsWorkgroupsPerUnit = target->ldsWorkgroupsPerCU(ck->report.ldsBytes);
   double flops = 0, bytes = 0;
+  std::optional<tilec::CompiledKernel> combine;  // split-KV decode: its second kernel
+  tilec::model::LaunchShape combineLaunch;
+  combineLaunch.hbmBytes = 0;
   if (kernel == "gemm") {
     const int64_t bm = param(*info, params, "block_m"), bn = param(*info, params, "block_n");
     const int64_t bk = param(*info, params, "block_k");
@@ -95,19 +105,51 @@ void BM_AsmModel(benchmark::State &state, std::string arch, AsmCase c) {
       flops *= double(c.a * H);
       bytes = double(c.a) * (2.0 * c.b * H * D * 2 + 2.0 * c.c * KH * D * 2 + 4.0 * c.b * H);
     } else {
-      // paged_decode, splits=1: one workgroup per (token, kv head), reading
-      // that head's K and V over the context.
-      launch.workgroups = c.a * c.b * KH;
-      launch.loadBytesPerWorkgroup = 2.0 * c.c * D * 2;
+      // paged_decode: one workgroup per (token, kv head, split), reading
+      // that head's K and V over its share of the context.
+      const int64_t splits = param(*info, params, "splits");
+      launch.workgroups = c.a * c.b * KH * splits;
+      launch.loadBytesPerWorkgroup = 2.0 * c.c * D * 2 / double(splits);
       flops = 4.0 * D * double(c.a * c.b * H * c.c);
       bytes = double(c.a) * (2.0 * c.c * KH * D * 2 + c.b * H * (2.0 * D * 2 + 4));
+      if (splits > 1) {
+        // The partial O and LSE of every split, written and read back once.
+        const double partials = double(splits) * double(c.a * c.b * H) * (D * 4.0 + 4.0);
+        bytes += 2 * partials;
+        tilec::kernels::KernelParams cp = params;
+        cp["part"] = "combine";
+        tilec::Result<tilec::Kernel> ckn = info->build(cp);
+        tilec::Result<tilec::CompiledKernel> cc =
+            ckn ? tilec::compile(*ckn, {.arch = arch}) : tilec::Result<tilec::CompiledKernel>(tilec::Error{ckn.error()});
+        if (!cc) {
+          state.SkipWithError(cc.error().c_str());
+          return;
+        }
+        combine = std::move(*cc);
+        // One workgroup per 16 query rows (a matrix instruction's rows), its
+        // loop over the splits; it reads the partials and writes O and LSE.
+        combineLaunch.workgroups = (c.a * c.b * H + 15) / 16;
+        combineLaunch.wavesPerWorkgroup = combine->numWaves;
+        combineLaunch.loopTrips = double(splits);
+        combineLaunch.hbmBytes = partials + double(c.a * c.b * H) * (D * 2.0 + 4.0);
+        combineLaunch.occupancy = combine->report.occupancy;
+        combineLaunch.ldsWorkgroupsPerUnit = target->ldsWorkgroupsPerCU(combine->report.ldsBytes);
+      }
     }
   }
-  launch.hbmBytes = bytes;
+  launch.hbmBytes = bytes - combineLaunch.hbmBytes;
   tilec::model::KernelEstimate e;
   for (auto _ : state) {
     tilec::model::CodeCost code = tilec::model::analyzeAmdAssembly(tilec::disassemble(*ck), *target, *device);
     e = tilec::model::estimateKernel(code, launch, *device);
+    if (combine) {
+      const tilec::model::KernelEstimate ce = tilec::model::estimateKernel(
+          tilec::model::analyzeAmdAssembly(tilec::disassemble(*combine), *target, *device), combineLaunch, *device);
+      if (e.error.empty())
+        e.error = ce.error;
+      e.seconds += ce.seconds;
+      state.counters["combine_us"] = ce.seconds * 1e6;
+    }
     if (code.mainLoop >= 0) {
       const tilec::model::IterationCost &l = code.loops[size_t(code.mainLoop)].cost;
       state.counters["loop_instructions"] = l.instructions;

@@ -31,12 +31,14 @@ struct AttentionConfig {
   int64_t blockN = 64;        ///< keys per step of the key loop
   int waves = 4;              ///< wavefronts per workgroup
   int stages = 1;             ///< software-pipelining depth of the key loop (K and V of the next blocks prefetched)
+  bool vTransposed = false;   ///< V's LDS tile holds V^T [Dv, BN] (transposed on the way in)
 
   int64_t valueDim() const { return headDimV > 0 ? headDimV : headDim; }
 };
 
 /// "attn_fwd_bf16_h8_kv2_d128_causal_64x64_w4" (and "_s2" with 2 stages,
-/// "_d192v128" where V's head size differs from Q's and K's).
+/// "_vt" with V transposed in LDS, "_d192v128" where V's head size differs
+/// from Q's and K's).
 std::string attentionKernelName(const AttentionConfig &config);
 
 /// Kernel arguments, in order: Q [total_q, heads*D], K [total_k, kv_heads*D],

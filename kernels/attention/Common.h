@@ -64,21 +64,29 @@ std::string headDimsName(const AttentionConfig &c);
 
 /// The tiles and steps of FlashAttention's online softmax, shared by the
 /// prefill and decode kernels: the caller loads Q into `q` once and each key
-/// block into `k` and `v`, then calls step(). Q and K rows have D values, V
-/// and O rows Dv.
+/// block into `k` and `v` (with loadV()), then calls step(). Q and K rows have
+/// D values, V and O rows Dv. With `vTransposed`, `v` holds V^T [Dv, BN]:
+/// P V's B operand is then read along its k (key) rows of V^T, which AMD's
+/// matrix instructions read 16 bytes at a time instead of one element at a
+/// time down V's columns; the load transposes on the way in.
 struct OnlineSoftmax {
   dsl::KernelBuilder &kb;
+  bool vTransposed;
   dsl::Tile q, k, v, s, p, o, m, mNew, l, alpha, lse;
 
-  OnlineSoftmax(dsl::KernelBuilder &b, int64_t BM, int64_t BN, int64_t D, int64_t Dv, DType t)
-      : kb(b), q(b.ldsTile("q_lds", {BM, D}, t)), k(b.ldsTile("k_lds", {BN, D}, t)),
-        v(b.ldsTile("v_lds", {BN, Dv}, t)), s(b.regTile("s", {BM, BN}, DType::f32)), p(b.regTile("p", {BM, BN}, DType::f32)),
+  OnlineSoftmax(dsl::KernelBuilder &b, int64_t BM, int64_t BN, int64_t D, int64_t Dv, DType t, bool vTransposed)
+      : kb(b), vTransposed(vTransposed), q(b.ldsTile("q_lds", {BM, D}, t)), k(b.ldsTile("k_lds", {BN, D}, t)),
+        v(vTransposed ? b.ldsTile("vt_lds", {Dv, BN}, t) : b.ldsTile("v_lds", {BN, Dv}, t)),
+        s(b.regTile("s", {BM, BN}, DType::f32)), p(b.regTile("p", {BM, BN}, DType::f32)),
         o(b.regTile("o", {BM, Dv}, DType::f32)),
         m(b.regTile("m", {BM}, DType::f32)),          // running row maximum (log2 units)
         mNew(b.regTile("m_new", {BM}, DType::f32)),
         l(b.regTile("l", {BM}, DType::f32)),          // running row sum of P
         alpha(b.regTile("alpha", {BM}, DType::f32)),  // rescaling of the old O and l
         lse(b.regTile("lse", {BM}, DType::f32)) {}
+
+  /// Loads the key block's V rows from `values` at row `k0` into `v`.
+  void loadV(const dsl::Tensor &values, const dsl::Index &k0) { kb.load(values, {k0, 0}, v, {.transpose = vTransposed}); }
 
   void init() {
     kb.fill(o, 0.0);
@@ -108,7 +116,7 @@ struct OnlineSoftmax {
     kb.convert(m, mNew);
     // ---- O[BM,Dv] = O * alpha + P V
     kb.mul(o, o, alpha);
-    kb.gemm(p, v, o);  // P rounded to V's type for the matrix instruction
+    kb.gemm(p, v, o, {.transposeB = vTransposed});  // P rounded to V's type for the matrix instruction
   }
 
   /// O /= l (rows that saw no key give 0) and LSE = m*ln2 + ln(l) (-inf for

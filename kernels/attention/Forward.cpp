@@ -45,7 +45,7 @@ std::string attentionKernelName(const AttentionConfig &c) {
          std::to_string(c.kvHeads) + "_" + headDimsName(c) + (c.causal ? "_causal" : "") +
          (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(c.blockM) + "x" +
          std::to_string(c.blockN) + "_w" + std::to_string(c.waves) +
-         (c.stages > 1 ? "_s" + std::to_string(c.stages) : "");
+         (c.stages > 1 ? "_s" + std::to_string(c.stages) : "") + (c.vTransposed ? "_vt" : "");
 }
 
 Result<Kernel> buildAttention(const AttentionConfig &c) {
@@ -83,7 +83,7 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   Index maskRow = q0 + sq.lk - sq.lq;  // query row q0 in key coordinates (may be negative)
   Index lk = sq.lk;
 
-  OnlineSoftmax sm(kb, BM, BN, D, Dv, c.dtype);
+  OnlineSoftmax sm(kb, BM, BN, D, Dv, c.dtype, c.vTransposed);
   kb.load(Qs, {q0, 0}, sm.q);
   sm.init();
   // With stages >= 2, tilec-pipeline-loops loads the K and V blocks of the
@@ -91,7 +91,7 @@ Result<Kernel> buildAttention(const AttentionConfig &c) {
   kb.forLoop(keyBegin / BN, cdiv(keyEnd, BN), 1, {.numStages = c.stages, .name = "kb"}, [&](Index j) {
     Index k0 = j * BN;
     kb.load(Ks, {k0, 0}, sm.k);
-    kb.load(Vs, {k0, 0}, sm.v);
+    sm.loadV(Vs, k0);
     sm.step(scale, maskRow, k0, lk, {.causal = c.causal, .window = c.window});
   });
   sm.finish(Os, Ls, q0);
@@ -190,13 +190,20 @@ KernelInfo attentionKernelInfo() {
       {"block_n", "64", "keys per step of the key loop", ParamSpec::integer(16, 256)},
       {"waves", "4", "wavefronts per workgroup (gfx1151: block_n=32)", ParamSpec::integer(1, 16)},
       {"stages", "1",
-       "software-pipelining depth of the key loop: 2 loads the next K and V blocks during a step (NVIDIA targets: 2)",
+       "software-pipelining depth of the key loop: 2 loads the next K and V blocks during a step (targets: 2; "
+       "on AMD, where two LDS buffers of K and V do not fit, the next blocks wait in registers)",
        ParamSpec::integer(1, 4)},
+      {"v_lds", "kn",
+       "V's LDS tile: kn (as stored, [block_n, head_dim_v]) | nk (transposed on the way in: AMD's matrix "
+       "instructions then read P V's operand 16 bytes at a time, not one element). AMD targets: nk",
+       ParamSpec::oneOf({"kn", "nk"})},
   };
   info.build = [name = info.name, params = info.params](const KernelParams &given) -> Result<Kernel> {
     Result<AttentionParams> a = readParams(name, params, given);
     if (!a)
       return Error{a.error()};
+    ParamReader p(name, params, given);
+    a->config.vTransposed = p.choice("v_lds") == "nk";
     return buildAttention(a->config);
   };
   // NVIDIA: where the head sizes are multiples of 64 (rows of 128-byte
@@ -211,8 +218,15 @@ KernelInfo attentionKernelInfo() {
   // 64 x 64 over 4 warps, P read from registers likewise (run5: 195/223,
   // ahead of 128 x 64 and 128 x 32), with 8 warps and 32-key steps above 128.
   // gfx1151 (wave32 WMMA): 32 keys per step; with 16-byte K/V loads a 64-key
-  // step takes 247-256 of its 256 VGPRs and spills with GQA. AMD keeps one
-  // stage: two of 64 x 64 need 88 KiB of LDS (P goes through LDS there).
+  // step takes 247-256 of its 256 VGPRs and spills with GQA; it keeps one
+  // stage. gfx942 and gfx90a: 128 query rows over 8 waves, 32 keys per step
+  // (Q, K, V and P in 56 KiB of LDS: one workgroup of 8 waves per CU, 2 waves
+  // per SIMD, where 64 x 64 over 4 waves has one), the key loop pipelined 2
+  // deep with one LDS buffer of K and V (the next blocks wait in registers,
+  // tilec-pipeline-loops). AMD stores V transposed in LDS (v_lds=nk): P V's
+  // operand reads then move 16 bytes, not 2. Modelled on MI300X (S4096 D128,
+  // docs/perf/notes.md, "Attention's key loop on gfx942"): 516 us against
+  // 834 us for 64 x 64 over 4 waves with the same changes, 1,338 us before them.
   // Head sizes above 128: AMD halves the key block until Q, K, V and P fit
   // the 64 KiB of LDS (D = 192: 32 keys, 52 KiB; D = 256: 16 keys, 50 KiB; the
   // registers then hold O [64, 256] in 64 of wave64's VGPRs, 128 of wave32's).
@@ -230,9 +244,19 @@ KernelInfo attentionKernelInfo() {
         p.try_emplace("block_n", "32");
       }
     } else {
+      if (t.hasAgprs) {
+        p.try_emplace("stages", "2");
+        if (std::max(d, dv) <= 128) {  // Q [128, D] then takes at most 32 KiB
+          p.try_emplace("block_m", "128");
+          p.try_emplace("waves", "8");
+        }
+      }
       const int64_t bm = givenInteger(p, "block_m", 64), stages = givenInteger(p, "stages", 1);
+      // gfx1151 prefetching K and V (stages 2) has no registers left for
+      // transposing V on the way in (20 bytes of scratch at block_n 32).
+      p.try_emplace("v_lds", t.hasAgprs || stages == 1 ? "nk" : "kn");
       const int64_t bn = givenInteger(p, "block_n", t.waveSize == 32 ? 32 : 64);
-      p.try_emplace("block_n", std::to_string(keyBlockForLds(t, bm, bn, d, dv, stages)));
+      p.try_emplace("block_n", std::to_string(keyBlockForLds(t, bm, bn, d, dv, t.hasAgprs ? 1 : stages)));
     }
   };
   info.problem = [name = info.name, params = info.params](const KernelParams &given) -> Result<Problem> {

@@ -75,7 +75,7 @@ Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
   Tensor Os = kb.window(O, {outRow, 0}, {G, D});
   Tensor Ls = kb.window(LSE, {outRow, 0}, {G, 1});
 
-  OnlineSoftmax sm(kb, BM, BS, D, D, c.dtype);
+  OnlineSoftmax sm(kb, BM, BS, D, D, c.dtype, /*vTransposed=*/false);
   kb.load(Qs, {0, 0}, sm.q);
   sm.init();
   // With stages >= 2, tilec-pipeline-loops copies the K and V blocks of the
@@ -85,7 +85,7 @@ Result<Kernel> buildPagedDecode(const PagedDecodeConfig &c) {
     Tensor Kb = kb.window(Kc, {phys * BS, kvh * D}, {BS, D});
     Tensor Vb = kb.window(Vc, {phys * BS, kvh * D}, {BS, D});
     kb.load(Kb, {0, 0}, sm.k);
-    kb.load(Vb, {0, 0}, sm.v);
+    sm.loadV(Vb, 0);
     sm.step(scale, 0, j * BS, keyEnd, {});
   });
   sm.finish(Os, Ls, 0);

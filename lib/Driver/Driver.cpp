@@ -203,38 +203,53 @@ Result<CompiledKernel> compileModule(ModuleSource source, std::string_view keyTe
     return fail("tilec: error: compiling for " + opts.arch + " failed", diags.str());
   timings.pipelineMs = msSince(stageStart);
 
-  stageStart = Clock::now();
-  FailureOr<EmittedKernel> hip = emitHIP(kernel, *target);
-  if (failed(hip))
-    return fail("tilec: error: HIP emission failed", diags.str());
-  timings.emitMs = msSince(stageStart);
+  // Emission, the JIT and the code object's report. A kernel emitted with its
+  // accumulators in arch VGPRs (EmitOptions) that spills under the 256
+  // registers this leaves is emitted and compiled again without.
+  std::optional<EmittedKernel> hip;
+  std::optional<jit::CodeObject> code;
+  std::optional<Report> report;
+  for (EmitOptions emitOpts; !report;) {
+    stageStart = Clock::now();
+    FailureOr<EmittedKernel> emitted = emitHIP(kernel, *target, emitOpts);
+    if (failed(emitted))
+      return fail("tilec: error: HIP emission failed", diags.str());
+    hip = std::move(*emitted);
+    timings.emitMs += msSince(stageStart);
 
-  stageStart = Clock::now();
-  jit::CompileRequest req;
-  req.source = hip->source;
-  req.headers = {{kPreludeHeaderName, devicePreludeText(target->vendor)}};
-  req.kernelName = hip->name;
-  req.target = target;
-  req.options = hip->jitOptions;
-  req.preference = opts.jit == JitChoice::HipRTC ? jit::JitPreference::HipRTC
-                   : opts.jit == JitChoice::Clang ? jit::JitPreference::Clang
-                                                  : jit::JitPreference::Auto;
-  jit::CacheOptions cache;
-  cache.enabled = opts.useCache;
-  cache.dir = opts.cacheDir;
-  llvm::Expected<jit::CodeObject> code = jit::compile(req, cache);
-  if (!code)
-    return fail("tilec: error: JIT compilation of " + hip->name + " for " + opts.arch + " failed",
-                llvm::toString(code.takeError()));
-  timings.jitMs = msSince(stageStart);
-  timings.cacheHit = code->fromCache;
+    stageStart = Clock::now();
+    jit::CompileRequest req;
+    req.source = hip->source;
+    req.headers = {{kPreludeHeaderName, devicePreludeText(target->vendor)}};
+    req.kernelName = hip->name;
+    req.target = target;
+    req.options = hip->jitOptions;
+    req.preference = opts.jit == JitChoice::HipRTC ? jit::JitPreference::HipRTC
+                     : opts.jit == JitChoice::Clang ? jit::JitPreference::Clang
+                                                    : jit::JitPreference::Auto;
+    jit::CacheOptions cache;
+    cache.enabled = opts.useCache;
+    cache.dir = opts.cacheDir;
+    llvm::Expected<jit::CodeObject> compiled = jit::compile(req, cache);
+    if (!compiled)
+      return fail("tilec: error: JIT compilation of " + hip->name + " for " + opts.arch + " failed",
+                  llvm::toString(compiled.takeError()));
+    code = std::move(*compiled);
+    timings.jitMs += msSince(stageStart);
+    timings.cacheHit = code->fromCache;
 
-  stageStart = Clock::now();
-  llvm::Expected<Report> report = jit::readReport(*code, *target, hip->numWaves, hip->ldsBytes);
-  if (!report)
-    return fail("tilec: error: reading the code object of " + hip->name + " failed",
-                llvm::toString(report.takeError()));
-  timings.reportMs = msSince(stageStart);
+    stageStart = Clock::now();
+    llvm::Expected<Report> read = jit::readReport(*code, *target, hip->numWaves, hip->ldsBytes);
+    if (!read)
+      return fail("tilec: error: reading the code object of " + hip->name + " failed",
+                  llvm::toString(read.takeError()));
+    timings.reportMs += msSince(stageStart);
+    if (hip->vgprAccumulators && read->scratchBytes > 0) {
+      emitOpts.vgprAccumulators = false;
+      continue;
+    }
+    report = std::move(*read);
+  }
 
   CompiledKernel out;
   out.name = hip->name;

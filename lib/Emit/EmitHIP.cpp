@@ -5,6 +5,8 @@
 
 #include "Dialect/Tile/TileContract.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -231,6 +233,23 @@ FailureOr<EmittedKernel> Emitter::run() {
        }).wasInterrupted();
   if (!elementwiseMath)
     out.jitOptions = {"-O2", "-fno-slp-vectorize"};
+  // Where the vector ALU reads and rescales accumulators inside the loop that
+  // accumulates them (attention's softmax: S scaled, masked, exponentiated;
+  // O rescaled every key step), accumulators in AGPRs cost two
+  // v_accvgpr moves per value per step. On targets with AGPRs the kernel then
+  // asks for an occupancy of 2 waves per SIMD, which caps its registers at the
+  // 256 arch VGPRs, where clang selects the MFMAs' VGPR form. A kernel that
+  // LDS keeps at one wave still gets the VGPR form (clang's "failed to meet
+  // occupancy target" warning is expected then, and silenced for this kernel).
+  const bool vgprAccumulators =
+      options.vgprAccumulators && target.hasAgprs && f.walk([](scf::ForOp loop) {
+                           bool gemm = false, valu = false;
+                           loop.getBody()->walk([&](Operation *op) {
+                             gemm |= isa<tile::GemmOp>(op);
+                             valu |= isa<tile::MapOp, tile::ReduceOp>(op);
+                           });
+                           return gemm && valu ? WalkResult::interrupt() : WalkResult::advance();
+                         }).wasInterrupted();
   // An instruction newer than the compiler's default PTX ISA version (8.0)
   // raises the kernel's: clang then writes that .version for ptxas.
   if (ptxVersion > 0)
@@ -246,8 +265,13 @@ FailureOr<EmittedKernel> Emitter::run() {
   if (ptxVersion > 0)
     ss << "// Compiled for PTX ISA " << ptxVersion / 10 << "." << ptxVersion % 10 << " (its matrix instructions).\n";
   ss << "#include \"tilec_prelude.h\"\n\n";
-  ss << "extern \"C\" __global__ TL_LAUNCH_BOUNDS(" << threads << ") void " << out.name << "("
-     << params << ") {\n";
+  if (vgprAccumulators)
+    ss << "// Accumulators in arch VGPRs (the vector ALU rescales them in the loop): occupancy 2 requested.\n"
+          "#pragma clang diagnostic push\n#pragma clang diagnostic ignored \"-Wpass-failed\"\n";
+  ss << "extern \"C\" __global__ TL_LAUNCH_BOUNDS(" << threads << ")"
+     << (vgprAccumulators ? " TL_VGPR_ACCUMULATORS" : "") << " void " << out.name << "(" << params << ") {\n";
+  if (vgprAccumulators)
+    ss << "#pragma clang diagnostic pop\n";
   if (out.ldsBytes > 0)
     ss << "  TL_LDS(tl_lds, " << out.ldsBytes << ");\n";
   if (copyGroupSlots)
@@ -256,13 +280,14 @@ FailureOr<EmittedKernel> Emitter::run() {
   ss << views << body << "}\n";
   out.source = std::move(src);
   out.ldsTiles = std::move(ldsTiles);
+  out.vgprAccumulators = vgprAccumulators;
   return out;
 }
 
 } // namespace hip
 
-FailureOr<EmittedKernel> emitHIP(func::FuncOp kernel, const TargetInfo &target) {
-  return hip::Emitter(kernel, target).run();
+FailureOr<EmittedKernel> emitHIP(func::FuncOp kernel, const TargetInfo &target, const EmitOptions &options) {
+  return hip::Emitter(kernel, target, options).run();
 }
 
 } // namespace tilec

@@ -57,10 +57,23 @@ struct EmittedKernel {
   std::vector<EmittedTensorMap> tensorMaps;
   /// The LDS tiles with their access widths, for the report.
   std::vector<EmittedLdsTile> ldsTiles;
+  /// The kernel asks for its accumulators in arch VGPRs (EmitOptions): it
+  /// then has at most 256 registers per lane.
+  bool vgprAccumulators = false;
+};
+
+struct EmitOptions {
+  /// On targets with AGPRs, a kernel whose vector ALU reads and rescales
+  /// accumulators inside the loop that accumulates them (attention's
+  /// softmax) asks for them in arch VGPRs, where clang selects the MFMAs'
+  /// VGPR form: no v_accvgpr moves. That caps the kernel at 256 registers
+  /// per lane; the driver compiles again without it where that spills.
+  bool vgprAccumulators = true;
 };
 
 /// Emits `kernel` as HIP C++ for `target`. Unsupported constructs are reported
 /// as diagnostics on the offending op and yield failure.
-mlir::FailureOr<EmittedKernel> emitHIP(mlir::func::FuncOp kernel, const TargetInfo &target);
+mlir::FailureOr<EmittedKernel> emitHIP(mlir::func::FuncOp kernel, const TargetInfo &target,
+                                       const EmitOptions &options = {});
 
 } // namespace tilec

@@ -35,12 +35,13 @@ EmittedLdsTile ldsTileReport(tile::AllocOp a, int64_t writeVec, int64_t readVec)
 
 class Emitter {
 public:
-  Emitter(func::FuncOp f, const TargetInfo &t) : f(f), target(t) {}
+  Emitter(func::FuncOp f, const TargetInfo &t, const EmitOptions &o) : f(f), target(t), options(o) {}
   FailureOr<EmittedKernel> run();
 
 private:
   func::FuncOp f;
   const TargetInfo &target;
+  EmitOptions options;
   std::string body;
   std::vector<EmittedLdsTile> ldsTiles;  // the LDS tiles as declared, for the report
   llvm::raw_string_ostream os{body};

@@ -79,7 +79,9 @@ KernelEstimate estimateKernel(const CodeCost &code, const LaunchShape &launch, c
     trips = 1;
   e.loopTrips = trips;
 
-  const int64_t perUnit = int64_t(std::max(launch.occupancy, 0)) * d.simdsPerUnit / waves;
+  int64_t perUnit = int64_t(std::max(launch.occupancy, 0)) * d.simdsPerUnit / waves;
+  if (launch.ldsWorkgroupsPerUnit > 0)
+    perUnit = std::min(perUnit, launch.ldsWorkgroupsPerUnit);
   if (perUnit < 1) {
     e.error = "a workgroup of " + std::to_string(waves) + " waves does not fit at occupancy " +
               std::to_string(launch.occupancy);

@@ -102,6 +102,10 @@ struct LaunchShape {
   /// Waves per SIMD (NVIDIA: warps per sub-partition) the compiled kernel's
   /// registers and LDS allow (the report's occupancy).
   int occupancy = 1;
+  /// Workgroups whose LDS fits a unit at once (TargetInfo::ldsWorkgroupsPerCU;
+  /// 0: no limit). It binds where workgroups have fewer waves than a unit has
+  /// SIMDs: three one-wave workgroups per CU are an occupancy of 1.
+  int64_t ldsWorkgroupsPerUnit = 0;
 };
 
 /// One term of the estimate, in seconds over the whole launch.

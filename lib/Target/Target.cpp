@@ -47,9 +47,11 @@ int TargetInfo::occupancy(int vgpr, int agpr, long ldsBytes, int wavesPerWorkgro
   // LDS limit: workgroups per CU (per WGP on gfx11) share its LDS; their waves
   // spread over the 4 SIMDs of a CU (gfx11: 2 CUs x 2 SIMDs of a WGP).
   if (ldsBytes > 0) {
-    long wgs = ldsBytesPerCU / ldsBytes;
+    long wgs = ldsWorkgroupsPerCU(ldsBytes);
     int simds = 4;
-    long ldsWaves = wgs * wavesPerWorkgroup / simds;
+    // Fewer waves than SIMDs (one-wave workgroups, 3 per CU): each runs on a
+    // SIMD of its own, so the busiest SIMD holds one.
+    long ldsWaves = wgs > 0 ? std::max<long>(1, wgs * wavesPerWorkgroup / simds) : 0;
     waves = static_cast<int>(std::min<long>(waves, ldsWaves));
   }
   return waves;

@@ -222,6 +222,9 @@ struct TargetInfo {
   /// Waves per SIMD for a kernel using `vgpr` arch VGPRs and `agpr` AGPRs and
   /// `ldsBytes` of LDS per workgroup of `wavesPerWorkgroup` waves (section 6).
   int occupancy(int vgpr, int agpr, long ldsBytes, int wavesPerWorkgroup) const;
+  /// Workgroups of `ldsBytes` of LDS each that one CU (NVIDIA: SM) holds at
+  /// once; 0 when the kernel uses no LDS (no limit).
+  long ldsWorkgroupsPerCU(long ldsBytes) const { return ldsBytes > 0 ? ldsBytesPerCU / ldsBytes : 0; }
 
   /// Wave-level matrix instructions that multiply `t` (in preference order:
   /// larger tiles first). Warpgroup instructions are not among them.

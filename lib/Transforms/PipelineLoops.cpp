@@ -246,6 +246,16 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       if (a.getType().isLds())
         (pipelined.count(a) ? perStage : fixed) += tileBytes(a.getType());
     });
+    // Where the loop prefetches through registers (AMD), a gemm operand in
+    // registers (attention's P) will go through an LDS tile of its own
+    // (tilec-infer-layouts, after this pass): its bytes count as well.
+    if (!async)
+      f.walk([&](tile::GemmOp g) {
+        auto a = cast<tile::TileType>(g.getA().getType()), bt = cast<tile::TileType>(g.getB().getType());
+        if (a.isReg())
+          fixed += tileBytes(tile::TileType::get(&getContext(), a.getShape(), bt.getElementType(),
+                                                 tile::MemorySpace::lds));
+      });
     int64_t stages = requested;
     while (stages > 1 && fixed + stages * perStage > target.ldsBytesPerWorkgroup)
       --stages;
@@ -266,19 +276,29 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
         accVgprs += (a.getType().getNumElements() + threads - 1) / threads;
     });
     int64_t vgprs = prefetchVgprs + (target.hasAgprs ? 0 : accVgprs) + target.reservedVgprs;
-    if (stages > 1 && !async && vgprs > target.maxVgprPerWave) {
+    // Without asynchronous copies, a loop whose LDS holds one buffer per tile
+    // still prefetches through registers: iteration j commits its tiles from
+    // registers into the one buffer (after the barrier that ends iteration
+    // j-1's reads of it) and issues the loads of iteration j+1, whose latency
+    // the computation of j then hides.
+    if (!async && vgprs > target.maxVgprPerWave) {
       loop.emitRemark() << "num_stages lowered from " << requested << " to 1: prefetching the next tiles "
                         << "needs " << prefetchVgprs << " VGPRs per lane next to "
                         << (target.hasAgprs ? 0 : accVgprs) << " for accumulators, over the "
                         << target.maxVgprPerWave << " of a wave on " << target.arch;
-      stages = 1;
-    } else if (stages < requested)
+      stages = 0;
+    } else if (stages < requested && !(requested == 2 && stages == 1 && !async)) {
+      // (2 stages in one buffer and registers still load the next tiles
+      // during a step, which is what 2 asks for: no remark then.)
       loop.emitRemark() << "num_stages lowered from " << requested << " to " << stages << ": "
                         << requested << " stages need " << fixed + requested * perStage
                         << " bytes of LDS, " << target.ldsBytesPerWorkgroup << " available on "
-                        << target.arch;
-    loop->setAttr(tile::attr::kNumStages, IntegerAttr::get(IntegerType::get(&getContext(), 64), stages));
-    if (stages < 2)
+                        << target.arch
+                        << (stages == 1 && !async ? "; one LDS buffer per tile, the next tiles prefetched into registers"
+                                                  : "");
+    }
+    loop->setAttr(tile::attr::kNumStages, IntegerAttr::get(IntegerType::get(&getContext(), 64), std::max<int64_t>(stages, 1)));
+    if (stages < 1 || (async && stages < 2))
       return success();
     // A warpgroup gemm is left running while the loop issues its next memory
     // work (tilec-schedule-waves moves it after the gemm). With asynchronous
@@ -321,7 +341,8 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     for (tile::LoadOp load : loads) {
       tile::AllocOp alloc = allocOf(load.getDest());
       tile::TileType t = alloc.getType();
-      alloc->setAttr(tile::attr::kBuffers, i64(stages));
+      if (stages > 1)
+        alloc->setAttr(tile::attr::kBuffers, i64(stages));
       OpBuilder ab(alloc->getBlock(), std::next(alloc->getIterator()));
       // The staging tile holds the window as loaded: a transposing load's is
       // the tile's transpose, which the commit writes back transposed.
@@ -345,11 +366,14 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
       // Every other use in the loop reads the buffer of this iteration. (The
       // insertion point is re-anchored: the previous load it pointed at may
       // have been erased.)
-      readCurrentBuffer(top, loop, alloc, load, ahead, cur);
+      if (stages > 1)
+        readCurrentBuffer(top, loop, alloc, load, ahead, cur);
 
-      // In place of the load: commit iteration j+S-1, prefetch iteration j+S.
+      // In place of the load: commit iteration j+S-1, prefetch iteration j+S
+      // (one buffer: commit iteration j into it, prefetch iteration j+1).
       OpBuilder lb2(load);
-      Value nextView = lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1));
+      Value nextView = stages > 1 ? lb2.create<tile::ViewOp>(loc, t, alloc, next, i64(stages - 1)).getResult()
+                                  : alloc.getResult();
       lb2.create<tile::CopyOp>(load.getLoc(), staging, nextView, transpose);
       if (failed(loadAt(lb2, loop, load, ahead, staging, false)))
         return failure();

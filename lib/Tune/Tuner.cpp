@@ -93,6 +93,7 @@ model::KernelEstimate modelCompiledGemm(const CompiledKernel &k, const GemmProbl
   launch.matrixFlopsPerWorkgroup = 2.0 * t.blockM * t.blockN * t.blockK * ceilDiv(p.K, t.blockK);
   launch.hbmBytes = double(p.M * p.K + p.K * p.N) * elemTypeBytes(p.in) + double(p.M * p.N) * elemTypeBytes(p.out);
   launch.occupancy = k.report.occupancy;
+  launch.ldsWorkgroupsPerUnit = target.ldsWorkgroupsPerCU(k.report.ldsBytes);
   return model::estimateKernel(cost, launch, facts);
 }
 

@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gemm: expected TILEC_ERROR_ARCH_NOT_IN_BUNDLE (%s), got %s: %s\n", expected,
             tilec_status_name(s), tilec_last_error());
   /* Scalars: the softmax scale (float), the longest sequence and the batch (int32_t). */
-  s = tilec_launch_attn_fwd_bf16_h8_kv8_d128_64x64_w4(bundle, NULL, t, 300, 1024, t, 300, 1024, t, 300, 1024, t, 300,
+  s = tilec_launch_attn_fwd_bf16_h8_kv8_d128_128x32_w8_s2_vt(bundle, NULL, t, 300, 1024, t, 300, 1024, t, 300, 1024, t, 300,
                                                       1024, t, 8, 300, t, 4, t, 4, 0.088f, 130, 3);
   if (s != TILEC_ERROR_ARCH_NOT_IN_BUNDLE || strstr(tilec_last_error(), expected) == NULL) {
     fprintf(stderr, "attention: expected TILEC_ERROR_ARCH_NOT_IN_BUNDLE (%s), got %s: %s\n", expected,

@@ -285,7 +285,7 @@ TEST(RuntimeOpen, MissingAndMalformedBundles) {
 }
 
 // The bundle `tilec --emit=bundle` exported at build time (gfx942 only).
-const std::string kAttention = "attn_fwd_bf16_h8_kv8_d128_64x64_w4";
+const std::string kAttention = "attn_fwd_bf16_h8_kv8_d128_128x32_w8_s2_vt";
 
 TEST(RuntimeExported, ChecksLaunchesOfTheExportedGemm) {
   tilec::rt::Bundle b;
@@ -332,8 +332,9 @@ TEST(RuntimeExported, ScalarSizedGridOfTheExportedAttention) {
   tilec_launch_dims dims;
   tilec::rt::Status s = b.check(kAttention, "gfx942", args, dims);
   ASSERT_TRUE(s) << s.message;
-  // The manifest's grid: ceil(max_seqlen_q / 64) x heads x batch.
-  EXPECT_EQ(dims.grid[0], (maxSeqlenQ + 63) / 64);
+  // The manifest's grid: ceil(max_seqlen_q / block_m) x heads x batch
+  // (gfx942's default block_m: 128).
+  EXPECT_EQ(dims.grid[0], (maxSeqlenQ + 127) / 128);
   EXPECT_EQ(dims.grid[1], 8);
   EXPECT_EQ(dims.grid[2], batch);
   args[9] = Arg::f32(3);

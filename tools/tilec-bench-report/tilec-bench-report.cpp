@@ -34,20 +34,24 @@ using namespace tilec::benchreport;
 
 namespace {
 
-cl::list<std::string> inputsOpt(cl::Positional, cl::desc("<benchmark JSON>..."), cl::OneOrMore);
-cl::opt<std::string> mdOpt("md", cl::desc("Markdown output"), cl::value_desc("file"), cl::Required);
+cl::OptionCategory category("tilec-bench-report options");
+cl::list<std::string> inputsOpt(cl::Positional, cl::desc("<benchmark JSON>..."), cl::OneOrMore,
+                                cl::cat(category));
+cl::opt<std::string> mdOpt("md", cl::desc("Markdown output"), cl::value_desc("file"), cl::Required,
+                           cl::cat(category));
 cl::opt<std::string> svgDirOpt("svg-dir", cl::desc("Folder for the SVG plots"), cl::value_desc("dir"),
-                               cl::Required);
+                               cl::Required, cl::cat(category));
 cl::opt<std::string> svgLinkOpt("svg-link", cl::desc("How the Markdown file refers to --svg-dir"),
-                                cl::value_desc("path"), cl::init("perf"));
+                                cl::value_desc("path"), cl::init("perf"), cl::cat(category));
 cl::opt<std::string> notesOpt("notes",
                               cl::desc("Markdown written by hand (the analysis of the numbers), placed "
                                        "after the targets"),
-                              cl::value_desc("file"), cl::init(""));
+                              cl::value_desc("file"), cl::init(""), cl::cat(category));
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "tilec-bench-report: benchmark JSON -> Markdown + SVG\n");
   Data data;
   for (const std::string &in : inputsOpt)

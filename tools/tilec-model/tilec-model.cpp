@@ -18,15 +18,21 @@
 using namespace llvm;
 
 namespace {
-cl::opt<std::string> kernelOpt("kernel", cl::desc("Shipped kernel (required)"));
-cl::opt<std::string> archOpt("offload-arch", cl::desc("Target"), cl::init("gfx942"));
-cl::list<std::string> paramOpt("p", cl::desc("Kernel parameter key=value"), cl::value_desc("key=value"));
-cl::opt<long long> workgroupsOpt("workgroups", cl::desc("Workgroups of the launch (required)"), cl::init(0));
-cl::opt<double> tripsOpt("trips", cl::desc("Main-loop iterations per workgroup"), cl::init(0));
-cl::opt<double> flopsOpt("flops-per-workgroup", cl::desc("Matrix work of the loop per workgroup"), cl::init(0));
-cl::opt<double> bytesOpt("load-bytes-per-workgroup", cl::desc("Bytes the loop loads per workgroup"), cl::init(0));
-cl::opt<double> hbmOpt("hbm-bytes", cl::desc("Distinct bytes the launch moves to or from memory"), cl::init(0));
-cl::opt<bool> jsonOpt("json", cl::desc("One JSON object"));
+cl::OptionCategory category("tilec-model options");
+cl::opt<std::string> kernelOpt("kernel", cl::desc("Shipped kernel (required)"), cl::cat(category));
+cl::opt<std::string> archOpt("offload-arch", cl::desc("Target"), cl::init("gfx942"), cl::cat(category));
+cl::list<std::string> paramOpt("p", cl::desc("Kernel parameter key=value"), cl::value_desc("key=value"),
+                               cl::cat(category));
+cl::opt<long long> workgroupsOpt("workgroups", cl::desc("Workgroups of the launch (required)"), cl::init(0),
+                                 cl::cat(category));
+cl::opt<double> tripsOpt("trips", cl::desc("Main-loop iterations per workgroup"), cl::init(0), cl::cat(category));
+cl::opt<double> flopsOpt("flops-per-workgroup", cl::desc("Matrix work of the loop per workgroup"), cl::init(0),
+                         cl::cat(category));
+cl::opt<double> bytesOpt("load-bytes-per-workgroup", cl::desc("Bytes the loop loads per workgroup"), cl::init(0),
+                         cl::cat(category));
+cl::opt<double> hbmOpt("hbm-bytes", cl::desc("Distinct bytes the launch moves to or from memory"), cl::init(0),
+                       cl::cat(category));
+cl::opt<bool> jsonOpt("json", cl::desc("One JSON object"), cl::cat(category));
 
 /// The flags' values, copied once after parsing: the in-process lld driver
 /// (AMD targets) resets every llvm::cl option of the process when it links,
@@ -46,6 +52,7 @@ Flags snapshotFlags() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "tilec compiled-code cost model\n");
   const Flags flags = snapshotFlags();
   auto fail = [](const std::string &m) {
@@ -93,6 +100,7 @@ int main(int argc, char **argv) {
   launch.loadBytesPerWorkgroup = flags.loadBytes;
   launch.hbmBytes = flags.hbmBytes;
   launch.occupancy = ck->report.occupancy;
+  launch.ldsWorkgroupsPerUnit = target->ldsWorkgroupsPerCU(ck->report.ldsBytes);
   tilec::model::KernelEstimate e = tilec::model::estimateKernel(code, launch, *device);
   if (!e.error.empty())
     return fail(ck->name + ": " + e.error);

@@ -12,6 +12,10 @@
 #define __shared__ __attribute__((shared))
 #endif
 #define TL_LAUNCH_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+/// At most 256 registers per lane (an occupancy of 2 waves per SIMD): on
+/// gfx90a/gfx942 clang then selects the MFMAs' form with accumulators in arch
+/// VGPRs instead of AGPRs, so vector instructions read them without moves.
+#define TL_VGPR_ACCUMULATORS __attribute__((amdgpu_waves_per_eu(2)))
 #define TL_INLINE __attribute__((device, always_inline)) inline
 /// Loops over a tile's registers: clang's AMDGPU unroller already unrolls
 /// them fully (it favours loops over private arrays).
@@ -138,7 +142,7 @@ TL_INLINE int ds_bpermute(int byteIndex, int v) { return __builtin_amdgcn_ds_bpe
 /// 15 - l within the row), 0x141 row_half_mirror (7 - l within each 8),
 /// 0x160 + m row_xmask (reads l ^ m within the row; gfx11 only).
 template <int Ctrl> TL_INLINE float dpp(float x) {
-  return __builtin_bit_cast(float, __builtin_amdgcn_update_dpp(0, __builtin_bit_cast(int, x), Ctrl, 0xF, 0xF, false));
+  return __builtin_bit_cast(float, __builtin_amdgcn_mov_dpp(__builtin_bit_cast(int, x), Ctrl, 0xF, 0xF, true));
 }
 /// ds_swizzle in bitmask mode, XOR 16 within 32-lane groups (offset 0x401F).
 TL_INLINE float swizzle_xor16(float x) {

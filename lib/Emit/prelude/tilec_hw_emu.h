@@ -103,6 +103,7 @@ struct tl_emu_abi {
 #define __device__
 #define __shared__ static thread_local
 #define TL_LAUNCH_BOUNDS(n)
+#define TL_VGPR_ACCUMULATORS
 #define TL_INLINE inline
 #define TL_UNROLL
 /// 1024-byte aligned as on sm_90a (tilec_hw_cuda.h): the emulator's shared-window

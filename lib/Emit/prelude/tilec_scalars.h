@@ -48,7 +48,8 @@ template <> TL_INLINE bf16 from_f32<bf16>(float x) {
   const unsigned u = __builtin_bit_cast(unsigned, x);
   const unsigned rounded = u + 0x7fffu + ((u >> 16) & 1u);
   const unsigned quieted = u | 0x400000u;
-  return bf16{(unsigned short)(((u & 0x7fffffffu) > 0x7f800000u ? quieted : rounded) >> 16)};
+  // x != x: NaN (one unordered compare, where testing the bits takes two).
+  return bf16{(unsigned short)((x != x ? quieted : rounded) >> 16)};
 }
 /// Two values rounded to T (16-bit, or 8-bit fp8) and packed, lo in the low
 /// bits (a 16-bit pair is the layout of a matrix operand's register). One

@@ -39,16 +39,27 @@ func.func @kloop(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %n: index) attribut
 // -----
 
 // Four stages of two 256x64 bf16 tiles need 256 KiB: the count is lowered to
-// what fits in 64 KiB (one stage) and a remark says so.
+// what fits in 64 KiB (one LDS buffer per tile) and a remark says so. The
+// loop still prefetches through registers: iteration 0 is loaded into the
+// staging tiles before it, and each iteration commits its tiles into the one
+// buffer, then loads the next iteration's.
 // CHECK-LABEL: func.func @too_many_stages
-// CHECK: } {tile.num_stages = 1 : i64}
+// CHECK: %[[A:.*]] = tile.alloc {name = "a"} : !tile.tile<256x64xbf16, lds>
+// CHECK: %[[AP:.*]] = tile.alloc {name = "a.prefetch"} : !tile.tile<256x64xbf16, reg>
+// CHECK: tile.load %arg0[%c0, %c0] -> %[[AP]]
+// CHECK: scf.for %[[K:.*]] = %c0
+// CHECK: %[[NEXT:.*]] = arith.addi %[[K]], %c1
+// CHECK: tile.copy %[[AP]] -> %[[A]]
+// CHECK: tile.load %arg0[%c0, %[[NEXT]]] -> %[[AP]]
+// CHECK: tile.gemm %[[A]],
+// CHECK: } {tile.num_stages = 1 : i64, tile.pipelined}
 func.func @too_many_stages(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %n: index) attributes {tile.num_waves = 8 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %a = tile.alloc {name = "a"} : !tile.tile<256x64xbf16, lds>
   %b = tile.alloc {name = "b"} : !tile.tile<64x256xbf16, lds>
   %acc = tile.alloc {name = "acc"} : !tile.tile<256x256xf32, reg>
-  // expected-remark @+1 {{num_stages lowered from 4 to 1: 4 stages need 262144 bytes of LDS, 65536 available on gfx942}}
+  // expected-remark @+1 {{num_stages lowered from 4 to 1: 4 stages need 262144 bytes of LDS, 65536 available on gfx942; one LDS buffer per tile, the next tiles prefetched into registers}}
   scf.for %k = %c0 to %n step %c1 {
     tile.load %A[%c0, %k] -> %a : memref<?x?xbf16>, !tile.tile<256x64xbf16, lds>
     tile.load %B[%k, %c0] -> %b : memref<?x?xbf16>, !tile.tile<64x256xbf16, lds>
