@@ -10,12 +10,15 @@ namespace tilec::model {
 const DeviceFacts *deviceFacts(std::string_view arch) {
   // docs/hardware.md section 11 gives the source of every figure.
   // {arch, part, units, simds/unit, clock, memory B/s, L2 B/clk/unit, LDS B/clk/unit,
-  //  issue cycles, kinds issue together, VALU cycles, global / LDS / scalar latency}
+  //  issue cycles, kinds issue together, VALU cycles, global / LDS / scalar latency,
+  //  launch s, sustained B/s}. The last two are measured on the H200 only
+  //  (docs/perf/h200/2026-12-03-h200-device-facts.json); no AMD GPU was there
+  //  to measure them, so the AMD rows leave them out.
   static const DeviceFacts table[] = {
       {"gfx942", "MI300X", 304, 4, 2.1e9, 5.3e12, 64, 128, 4, true, 4, 500, 64, 200},
       {"gfx90a", "MI250X (one GCD)", 110, 4, 1.7e9, 1.6e12, 64, 128, 4, true, 4, 500, 64, 200},
       {"gfx1151", "Radeon 8060S (Strix Halo)", 20, 4, 2.9e9, 256e9, 64, 128, 1, true, 1, 500, 64, 200},
-      {"sm_90a", "H200", 132, 4, 1.98e9, 4.8e12, 64, 128, 1, false, 1, 600, 30, 200},
+      {"sm_90a", "H200", 132, 4, 1.98e9, 4.8e12, 64, 128, 1, false, 1, 600, 30, 200, 10.0e-6, 4.25e12},
   };
   for (const DeviceFacts &d : table)
     if (d.arch == arch)
@@ -115,17 +118,19 @@ KernelEstimate estimateKernel(const CodeCost &code, const LaunchShape &launch, c
   e.loopSeconds = loopCycles / d.clockHz;
   e.outsideSeconds = outsideCycles / d.clockHz;
   const double compute = e.loopSeconds + e.outsideSeconds;
-  const double hbm = launch.hbmBytes / d.hbmBytesPerSec;
+  const double hbm = launch.hbmBytes / (d.sustainedBytesPerSec > 0 ? d.sustainedBytesPerSec : d.hbmBytesPerSec);
   e.terms = {{"matrix", sum.matrix / d.clockHz}, {"valu", sum.valu / d.clockHz},
              {"issue", sum.issue / d.clockHz},   {"latency", sum.chain / d.clockHz},
              {"lds", sum.lds / d.clockHz},       {"l2", sum.l2 / d.clockHz},
              {"outside-loop", e.outsideSeconds}, {"hbm", hbm}};
-  e.seconds = std::max(compute, hbm);
+  if (d.launchSeconds > 0)
+    e.terms.push_back({"launch", d.launchSeconds});
+  e.seconds = d.launchSeconds + std::max(compute, hbm);
   if (hbm >= compute) {
     e.bound = "hbm";
   } else {
     const Term *best = &e.terms[0];
-    for (size_t i = 0; i + 1 < e.terms.size(); ++i)  // the loop terms and outside-loop
+    for (size_t i = 0; e.terms[i].name != "hbm"; ++i)  // the loop terms and outside-loop
       if (e.terms[i].seconds > best->seconds)
         best = &e.terms[i];
     e.bound = best->name;

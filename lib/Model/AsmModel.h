@@ -38,6 +38,13 @@ struct DeviceFacts {
   int globalLatencyCycles;     ///< a global load served by L2 (an assumption; see section 11)
   int ldsLatencyCycles;        ///< an LDS access without conflicts
   int scalarLoadLatencyCycles; ///< a scalar (constant) memory load
+  /// What a launch costs beyond its work, as a harness that times launches
+  /// with events sees it (0: not measured), and the bandwidth a device copy
+  /// sustains (0: hbmBytesPerSec). Both are the fit of time = launchSeconds +
+  /// bytes / sustainedBytesPerSec to device copies of 16 MiB to 4 GiB
+  /// (docs/hardware.md section 11).
+  double launchSeconds = 0;
+  double sustainedBytesPerSec = 0;
 };
 
 /// The facts for `arch`, or nullptr.
