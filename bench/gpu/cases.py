@@ -160,11 +160,12 @@ class AttentionBwd(Case):
         # The forward (O, LSE) runs before the verifying launch only; the
         # timed sequence is the backward proper (dq, dkdv).
         self.forward = [(plan.attn_key(H, causal, plan.BWD_FWD_CONFIG), ATTN_ARGS)]
-        self.variant("dq+dkdv 32x32_w4", [
-            (plan.bwd_key("dq"), ["Q", "K", "V", "O", "LSE", "dO", "cu_seqlens_q", "cu_seqlens_k", "dQ", "Delta",
-                                  "softmax_scale", "max_seqlen_q", "batch"]),
-            (plan.bwd_key("dkdv"), ["Q", "K", "V", "LSE", "dO", "Delta", "cu_seqlens_q", "cu_seqlens_k", "dK", "dV",
-                                    "softmax_scale", "max_seqlen_k", "batch"])])
+        for cfg in plan.BWD_CONFIGS:
+            self.variant("dq+dkdv " + cfg[0], [
+                (plan.bwd_key("dq", cfg), ["Q", "K", "V", "O", "LSE", "dO", "cu_seqlens_q", "cu_seqlens_k", "dQ",
+                                           "Delta", "softmax_scale", "max_seqlen_q", "batch"]),
+                (plan.bwd_key("dkdv", cfg), ["Q", "K", "V", "LSE", "dO", "Delta", "cu_seqlens_q", "cu_seqlens_k",
+                                             "dK", "dV", "softmax_scale", "max_seqlen_k", "batch"])])
 
 
 class PagedDecode(Case):

@@ -170,13 +170,29 @@ BWD = {"batch": 2, "heads": 16, "seq": 2048, "head_dim": 128, "causal": 1}
 BWD_FWD_CONFIG = ATTN_CONFIGS[0]  # the forward (O and LSE) is the attention kernel
 
 
-def bwd_key(part):
-    return "attention_bwd/%s" % part
+# (label, dq's -p values, dkdv's -p values): the target defaults first (32 x
+# 32 blocks, 8 warps), then larger blocks that compile for sm_90a without
+# spills (--emit=report: dq 64 x 64 and 128 x 64 over 8 warps, 242-250
+# registers; dkdv 64 x 32 and 128 x 64 over 8 warps, 246-254). dq: block_m
+# query rows per workgroup, block_n keys per step; dkdv: block_n keys per
+# workgroup, block_m query rows per step.
+BWD_CONFIGS = [
+    ("32x32_w8", {}, {}),
+    ("dq64x64 dkdv64x32 w8", {"block_m": 64, "block_n": 64, "waves": 8}, {"block_m": 64, "block_n": 32, "waves": 8}),
+    ("dq64x64 dkdv128x64 w8", {"block_m": 64, "block_n": 64, "waves": 8},
+     {"block_m": 128, "block_n": 64, "waves": 8}),
+    ("dq128x64 dkdv128x64 w8", {"block_m": 128, "block_n": 64, "waves": 8},
+     {"block_m": 128, "block_n": 64, "waves": 8}),
+]
 
 
-def _bwd_params(part):
+def bwd_key(part, cfg=BWD_CONFIGS[0]):
+    return "attention_bwd/%s/%s" % (part, cfg[0].replace(" ", "_"))
+
+
+def _bwd_params(part, cfg=BWD_CONFIGS[0]):
     return {"heads": BWD["heads"], "kv_heads": BWD["heads"], "head_dim": BWD["head_dim"], "causal": BWD["causal"],
-            "part": part}
+            "part": part, **(cfg[1] if part == "dq" else cfg[2])}
 
 
 # ---- Paged decode -----------------------------------------------------------------------------
@@ -406,8 +422,9 @@ def compile_jobs():
             False)
     add(attn_key(BWD["heads"], BWD["causal"], BWD_FWD_CONFIG), "attention",
         _attn_params(BWD["heads"], BWD["causal"], BWD_FWD_CONFIG), True)
-    for part in ("dq", "dkdv"):
-        add(bwd_key(part), "attention_bwd", _bwd_params(part), True)
+    for i, cfg in enumerate(BWD_CONFIGS):
+        for part in ("dq", "dkdv"):
+            add(bwd_key(part, cfg), "attention_bwd", _bwd_params(part, cfg), i == 0)
     for st in DECODE_STAGES:
         for s in DECODE_SPLITS:
             for part in (["attend"] if s == 1 else ["attend", "combine"]):
