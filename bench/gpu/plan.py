@@ -170,18 +170,16 @@ BWD = {"batch": 2, "heads": 16, "seq": 2048, "head_dim": 128, "causal": 1}
 BWD_FWD_CONFIG = ATTN_CONFIGS[0]  # the forward (O and LSE) is the attention kernel
 
 
-# (label, dq's -p values, dkdv's -p values): the target defaults first (32 x
-# 32 blocks, 8 warps), then larger blocks that compile for sm_90a without
-# spills (--emit=report: dq 64 x 64 and 128 x 64 over 8 warps, 242-250
-# registers; dkdv 64 x 32 and 128 x 64 over 8 warps, 246-254). dq: block_m
-# query rows per workgroup, block_n keys per step; dkdv: block_n keys per
-# workgroup, block_m query rows per step.
+# (label, dq's -p values, dkdv's -p values): the target defaults first (head
+# size 128: 128 x 64 blocks over 8 warps), then smaller blocks (32 x 32, the
+# defaults before run19; 64-row blocks). All compile for sm_90a without
+# spills. dq: block_m query rows per workgroup, block_n keys per step; dkdv:
+# block_n keys per workgroup, block_m query rows per step.
 BWD_CONFIGS = [
-    ("32x32_w8", {}, {}),
+    ("128x64_w8", {}, {}),
+    ("32x32_w8", {"block_m": 32, "block_n": 32, "waves": 8}, {"block_m": 32, "block_n": 32, "waves": 8}),
     ("dq64x64 dkdv64x32 w8", {"block_m": 64, "block_n": 64, "waves": 8}, {"block_m": 64, "block_n": 32, "waves": 8}),
     ("dq64x64 dkdv128x64 w8", {"block_m": 64, "block_n": 64, "waves": 8},
-     {"block_m": 128, "block_n": 64, "waves": 8}),
-    ("dq128x64 dkdv128x64 w8", {"block_m": 128, "block_n": 64, "waves": 8},
      {"block_m": 128, "block_n": 64, "waves": 8}),
 ]
 

@@ -347,10 +347,21 @@ KernelInfo attentionBwdKernelInfo() {
   // block or a head size that is not a multiple of 32 (80) takes 2 waves on
   // AMD, 4 warps on NVIDIA. gfx1151 spills a few registers from head_dim 96
   // up (--emit=report), the price of its 256 VGPRs.
+  // NVIDIA with head size 128: 128 x 64 blocks over 8 warps (dq: 128 query
+  // rows per workgroup, 64 keys per step; dkdv: 64 keys per workgroup, 128
+  // query rows per step), the largest that compile without spills (242 and
+  // 254 registers). On the H200 (B2 H16 S2048 D128 causal,
+  // docs/perf/h200/2026-12-03-h200-run19-bwd-tiles.json) dq + dkdv take
+  // 0.633 ms against 1.697 ms at 32 x 32; other head sizes spill at 128 x 64
+  // and keep 32 x 32.
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     const auto [d, dv] = givenHeadDims(p);
     const bool oddHeads = d % 32 != 0 || dv % 32 != 0;
     if (t.vendor == Vendor::NVIDIA) {
+      if (d == 128 && dv == 128) {
+        p.try_emplace("block_m", "128");
+        p.try_emplace("block_n", "64");
+      }
       p.try_emplace("waves", oddHeads ? "4" : "8");
       p.try_emplace("fwd_block_n", "32");
       if (std::max(d, dv) > 128)
