@@ -171,16 +171,21 @@ BWD_FWD_CONFIG = ATTN_CONFIGS[0]  # the forward (O and LSE) is the attention ker
 
 
 # (label, dq's -p values, dkdv's -p values): the target defaults first (head
-# size 128: 128 x 64 blocks over 8 warps), then smaller blocks (32 x 32, the
+# size 128: 128 x 64 blocks over 8 warps, the loops pipelined 2 deep), the
+# same unpipelined and with dq 3 deep, then smaller blocks (32 x 32, the
 # defaults before run19; 64-row blocks). All compile for sm_90a without
 # spills. dq: block_m query rows per workgroup, block_n keys per step; dkdv:
 # block_n keys per workgroup, block_m query rows per step.
 BWD_CONFIGS = [
-    ("128x64_w8", {}, {}),
-    ("32x32_w8", {"block_m": 32, "block_n": 32, "waves": 8}, {"block_m": 32, "block_n": 32, "waves": 8}),
-    ("dq64x64 dkdv64x32 w8", {"block_m": 64, "block_n": 64, "waves": 8}, {"block_m": 64, "block_n": 32, "waves": 8}),
-    ("dq64x64 dkdv128x64 w8", {"block_m": 64, "block_n": 64, "waves": 8},
-     {"block_m": 128, "block_n": 64, "waves": 8}),
+    ("128x64_w8_s2", {}, {}),
+    ("128x64_w8", {"stages": 1}, {"stages": 1}),
+    ("dq128x64_s3 dkdv128x64_s2 w8", {"stages": 3}, {"stages": 2}),
+    ("32x32_w8", {"block_m": 32, "block_n": 32, "waves": 8, "stages": 1},
+     {"block_m": 32, "block_n": 32, "waves": 8, "stages": 1}),
+    ("dq64x64 dkdv64x32 w8", {"block_m": 64, "block_n": 64, "waves": 8, "stages": 1},
+     {"block_m": 64, "block_n": 32, "waves": 8, "stages": 1}),
+    ("dq64x64 dkdv128x64 w8", {"block_m": 64, "block_n": 64, "waves": 8, "stages": 1},
+     {"block_m": 128, "block_n": 64, "waves": 8, "stages": 1}),
 ]
 
 

@@ -27,7 +27,7 @@ std::string attentionBwdKernelName(const AttentionBwdConfig &b) {
          dtypeName(c.dtype) + "_h" + std::to_string(c.heads) + "_kv" + std::to_string(c.kvHeads) + "_" +
          headDimsName(c) + (c.causal ? "_causal" : "") +
          (c.window > 0 ? "_win" + std::to_string(c.window) : "") + "_" + std::to_string(b.blockM) + "x" +
-         std::to_string(b.blockN) + "_w" + std::to_string(c.waves);
+         std::to_string(b.blockN) + "_w" + std::to_string(c.waves) + (c.stages > 1 ? "_s" + std::to_string(c.stages) : "");
 }
 
 static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
@@ -75,7 +75,7 @@ static Result<Kernel> buildAttentionDQ(const AttentionBwdConfig &bc) {
   kb.load(Ls, {q0, 0}, lse);
   kb.scale(lse, lse, log2e);  // base 2, as S below
   kb.fill(dq, 0.0);
-  kb.forLoop(keys.first / BN, cdiv(keys.second, BN), 1, {.name = "kb"}, [&](Index j) {
+  kb.forLoop(keys.first / BN, cdiv(keys.second, BN), 1, {.numStages = c.stages, .name = "kb"}, [&](Index j) {
     Index k0 = j * BN;
     kb.load(Ks, {k0, 0}, kT);
     kb.load(Vs, {k0, 0}, vT);
@@ -139,7 +139,7 @@ static Result<Kernel> buildAttentionDKDV(const AttentionBwdConfig &bc) {
     Index h = kvh * G + g;
     Tensor Qs = kb.window(Q, {sq.qStart, h * D}, {lq, D}), dOs = kb.window(dO, {sq.qStart, h * Dv}, {lq, Dv});
     Tensor Ls = kb.window(LSE, {sq.qStart, h}, {lq, 1}), Ds = kb.window(Delta, {sq.qStart, h}, {lq, 1});
-    kb.forLoop(queries.first / BM, cdiv(queries.second, BM), 1, {.name = "qb"}, [&](Index i) {
+    kb.forLoop(queries.first / BM, cdiv(queries.second, BM), 1, {.numStages = c.stages, .name = "qb"}, [&](Index i) {
       Index q0 = i * BM;
       kb.load(Qs, {q0, 0}, qT);
       kb.load(dOs, {q0, 0}, doT);
@@ -338,8 +338,7 @@ KernelInfo attentionBwdKernelInfo() {
                          "head_dim 192: 32, 256: 16)",
                          ParamSpec::oneOf({"16", "32", "64"})});
   // NVIDIA: 8 warps (dK and dV of a 32-key block in 4 warps spill), and the
-  // forward over 32-key steps (64 spill; head sizes above 128 pipelined 2
-  // deep, one stage spills at 256). AMD: the forward's key block as the
+  // forward over 32-key steps (64 spill; one stage spills at 256). AMD: the forward's key block as the
   // forward entry picks it for the LDS, and dq's and dkdv's halved until their
   // tiles fit it too (dkdv's: K, V [BN, D + Dv], Q, dO [BM, D + Dv] and the
   // transposed P and dS [BN, BM]; head_dim 256: 16 keys). The waves split a
@@ -353,7 +352,11 @@ KernelInfo attentionBwdKernelInfo() {
   // 254 registers). On the H200 (B2 H16 S2048 D128 causal,
   // docs/perf/h200/2026-12-03-h200-run19-bwd-tiles.json) dq + dkdv take
   // 0.633 ms against 1.697 ms at 32 x 32; other head sizes spill at 128 x 64
-  // and keep 32 x 32.
+  // and keep 32 x 32. NVIDIA pipelines the loops of every part 2 deep (the
+  // next blocks copied during a step, cp.async: no registers, no spills at
+  // any head size): 0.587 ms against 0.649 ms at head size 128 (run20, the
+  // same as FlashAttention-2's backward in that run); the other head sizes
+  // are not measured.
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     const auto [d, dv] = givenHeadDims(p);
     const bool oddHeads = d % 32 != 0 || dv % 32 != 0;
@@ -364,8 +367,7 @@ KernelInfo attentionBwdKernelInfo() {
       }
       p.try_emplace("waves", oddHeads ? "4" : "8");
       p.try_emplace("fwd_block_n", "32");
-      if (std::max(d, dv) > 128)
-        p.try_emplace("stages", "2");
+      p.try_emplace("stages", "2");
       return;
     }
     p.try_emplace("fwd_block_n", std::to_string(keyBlockForLds(t, 64, 64, d, dv, 1)));
