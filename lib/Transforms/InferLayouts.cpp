@@ -340,10 +340,13 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   /// that produced it. Where that is the operand layout of the matrix
   /// instruction (readsAInPlace: mma.sync's P of attention), the gemm reads it
   /// from registers; otherwise (docs/hardware.md sections 1-2) it is
-  /// converted through LDS, by a copy into an LDS tile of its own (of B's
-  /// element type: the copy rounds an f32 accumulator) right before the gemm
-  /// (the only place a conversion is needed).
+  /// converted through LDS, by a copy into an LDS tile (of B's element type:
+  /// the copy rounds an f32 accumulator) right before the gemm (the only
+  /// place a conversion is needed). Gemms that read the same register tile
+  /// (one loop split in two) share that LDS tile: each copies into it right
+  /// before it reads it.
   void convertRegisterOperands(func::FuncOp f) {
+    llvm::DenseMap<std::pair<Operation *, Type>, Value> converted;  // (register tile, element type) -> LDS tile
     f.walk([&](tile::GemmOp g) {
       for (OpOperand *operand : {&g.getAMutable(), &g.getBMutable()}) {
         Value v = operand->get();
@@ -351,12 +354,16 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         if (!t.isReg() || (operand == &g.getAMutable() && readsAInPlace(g, v)))
           continue;
         tile::AllocOp src = allocOf(v);
-        OpBuilder ab(src);
-        ab.setInsertionPointAfter(src);
         Type elem = cast<tile::TileType>(g.getB().getType()).getElementType();
-        auto lds = ab.create<tile::AllocOp>(
-            src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), elem, tile::MemorySpace::lds),
-            ab.getStringAttr(src.displayName() + ".lds"), /*layout=*/Attribute(), /*lds=*/nullptr, /*access=*/nullptr);
+        Value &lds = converted[{src.getOperation(), elem}];
+        if (!lds) {
+          OpBuilder ab(src);
+          ab.setInsertionPointAfter(src);
+          lds = ab.create<tile::AllocOp>(
+              src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), elem, tile::MemorySpace::lds),
+              ab.getStringAttr(src.displayName() + ".lds"), /*layout=*/Attribute(), /*lds=*/nullptr,
+              /*access=*/nullptr);
+        }
         OpBuilder(g).create<tile::CopyOp>(g.getLoc(), v, lds);
         operand->set(lds);
       }

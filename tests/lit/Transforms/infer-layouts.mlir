@@ -130,3 +130,28 @@ func.func @attention_rows(%q: !tile.tile<64x128xbf16, lds>, %k: !tile.tile<64x12
   tile.gemm %p, %v, %o : !tile.tile<64x64xbf16, lds>, !tile.tile<64x128xbf16, lds>, !tile.tile<64x128xf32, reg>
   return
 }
+
+// -----
+
+// Two gemms reading one register tile (a key loop split in two, its halves
+// each computing P @ V) share P's LDS conversion tile: one alloc, a copy into
+// it right before each gemm.
+// CHECK-LABEL: func.func @register_operand_two_readers
+// CHECK: %[[PL:.*]] = tile.alloc {name = "p.lds"} : !tile.tile<64x64xbf16, lds>
+// CHECK-NOT: name = "p.lds"
+// CHECK: tile.copy %{{.*}} -> %[[PL]] : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>
+// CHECK-NEXT: tile.gemm %[[PL]], %{{.*}}, %{{.*}}
+// CHECK: tile.copy %{{.*}} -> %[[PL]] : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>
+// CHECK-NEXT: tile.gemm %[[PL]], %{{.*}}, %{{.*}}
+func.func @register_operand_two_readers(%q: !tile.tile<64x32xbf16, lds>, %k: !tile.tile<64x32xbf16, lds>, %v: !tile.tile<64x64xbf16, lds>) attributes {tile.num_waves = 4 : i64} {
+  %s = tile.alloc {name = "s"} : !tile.tile<64x64xf32, reg>
+  %p = tile.alloc {name = "p"} : !tile.tile<64x64xbf16, reg>
+  %o = tile.alloc {name = "o"} : !tile.tile<64x64xf32, reg>
+  tile.gemm %q, %k, %s {transpose_b} : !tile.tile<64x32xbf16, lds>, !tile.tile<64x32xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.copy %s -> %p : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, reg>
+  tile.gemm %p, %v, %o : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.gemm %q, %k, %s {transpose_b} : !tile.tile<64x32xbf16, lds>, !tile.tile<64x32xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.copy %s -> %p : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xbf16, reg>
+  tile.gemm %p, %v, %o : !tile.tile<64x64xbf16, reg>, !tile.tile<64x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  return
+}
