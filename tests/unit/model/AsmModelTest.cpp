@@ -96,6 +96,26 @@ TEST(AmdAsm, KernelTimeIsTheSlowestTermOverTheRounds) {
   }
 }
 
+TEST(AmdAsm, LdsCapsTheWorkgroupsResidentOnAUnit) {
+  // Occupancy 1 with one-wave workgroups allows 4 per CU (one per SIMD);
+  // their LDS fits only 3: the model keeps 3, so 304 * 3 workgroups are one
+  // round and one more makes two.
+  CodeCost c = analyzeAmdAssembly(amdLoop("vmcnt(0)"), target("gfx942"), device("gfx942"));
+  LaunchShape l;
+  l.wavesPerWorkgroup = 1;
+  l.occupancy = 1;
+  l.loopTrips = 1;
+  l.ldsWorkgroupsPerUnit = target("gfx942").ldsWorkgroupsPerCU(20992);
+  ASSERT_EQ(l.ldsWorkgroupsPerUnit, 3);
+  l.workgroups = 304 * 3;
+  KernelEstimate e = estimateKernel(c, l, device("gfx942"));
+  ASSERT_TRUE(e.error.empty()) << e.error;
+  EXPECT_EQ(e.workgroupsPerUnit, 3);
+  EXPECT_EQ(e.rounds, 1);
+  l.workgroups += 1;
+  EXPECT_EQ(estimateKernel(c, l, device("gfx942")).rounds, 2);
+}
+
 TEST(AmdAsm, UndecodableCodeIsAnError) {
   CodeCost c = analyzeAmdAssembly("\t<unknown>  // 000000000000: FFFFFFFF\n", target("gfx942"), device("gfx942"));
   EXPECT_NE(c.error.find("undecodable"), std::string::npos);
@@ -158,6 +178,28 @@ TEST(Ptx, TripsFromMatrixWork) {
   EXPECT_DOUBLE_EQ(e.loopTrips, 100);
   EXPECT_EQ(e.workgroupsPerUnit, 4);
   EXPECT_EQ(e.rounds, 1);
+}
+
+TEST(Ptx, LaunchCostAndSustainedBandwidthOnTheH200) {
+  // A memory-bound launch: its time is the launch cost plus the bytes at the
+  // bandwidth a copy sustains (docs/hardware.md section 11), not at the peak.
+  const DeviceFacts &h200 = device("sm_90a");
+  ASSERT_GT(h200.launchSeconds, 0);
+  ASSERT_GT(h200.sustainedBytesPerSec, 0);
+  ASSERT_LT(h200.sustainedBytesPerSec, h200.hbmBytesPerSec);
+  CodeCost c = analyzePtx(kPtxLoop, target("sm_90a"), h200);
+  LaunchShape l;
+  l.wavesPerWorkgroup = 4;
+  l.occupancy = 4;
+  l.workgroups = 132;
+  l.loopTrips = 1;
+  l.hbmBytes = 4e9;
+  KernelEstimate e = estimateKernel(c, l, h200);
+  ASSERT_TRUE(e.error.empty()) << e.error;
+  EXPECT_EQ(e.bound, "hbm");
+  EXPECT_DOUBLE_EQ(e.seconds, h200.launchSeconds + l.hbmBytes / h200.sustainedBytesPerSec);
+  // AMD rows have no measured launch cost: the peak bandwidth, nothing added.
+  EXPECT_EQ(device("gfx942").launchSeconds, 0);
 }
 
 } // namespace
