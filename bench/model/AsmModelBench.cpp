@@ -60,12 +60,7 @@ void BM_AsmModel(benchmark::State &state, std::string arch, AsmCase c) {
     return;
   }
   const tilec::kernels::KernelParams params = tilec::kernels::withTargetDefaults(*info, c.params, arch);
-  tilec::Result<tilec::Kernel> k = info->build(params);
-  if (!k) {
-    state.SkipWithError(k.error().c_str());
-    return;
-  }
-  tilec::Result<tilec::CompiledKernel> ck = tilec::compile(*k, {.arch = arch});
+  tilec::Result<tilec::CompiledKernel> ck = tilec::bench::compileShipped(*info, params, arch);
   if (!ck) {
     state.SkipWithError(ck.error().c_str());
     return;
@@ -118,9 +113,7 @@ void BM_AsmModel(benchmark::State &state, std::string arch, AsmCase c) {
         bytes += 2 * partials;
         tilec::kernels::KernelParams cp = params;
         cp["part"] = "combine";
-        tilec::Result<tilec::Kernel> ckn = info->build(cp);
-        tilec::Result<tilec::CompiledKernel> cc =
-            ckn ? tilec::compile(*ckn, {.arch = arch}) : tilec::Result<tilec::CompiledKernel>(tilec::Error{ckn.error()});
+        tilec::Result<tilec::CompiledKernel> cc = tilec::bench::compileShipped(*info, cp, arch);
         if (!cc) {
           state.SkipWithError(cc.error().c_str());
           return;

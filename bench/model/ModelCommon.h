@@ -31,4 +31,14 @@ inline const MatrixInstr *matrixInstrOf(const CompiledKernel &ck, const TargetIn
   return t ? target.findInstr(t->instr) : nullptr;
 }
 
+/// Shipped kernel `k` with parameters `params`, built and compiled for `arch`
+/// (a build error and a compile error alike come back as the Result's error).
+inline Result<CompiledKernel> compileShipped(const kernels::KernelInfo &k, const kernels::KernelParams &params,
+                                            const std::string &arch) {
+  Result<Kernel> built = k.build(params);
+  if (!built)
+    return Error{built.error()};
+  return compile(*built, {.arch = arch});
+}
+
 } // namespace tilec::bench

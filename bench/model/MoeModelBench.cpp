@@ -60,9 +60,7 @@ void BM_ModelMoe(benchmark::State &state, std::string arch, MoeCase c) {
   for (int i = 0; i < 2; ++i) {
     tilec::kernels::KernelParams p = c.params;
     p["part"] = i == 0 ? "gate_up" : "down";
-    tilec::Result<tilec::Kernel> k = info->build(p);
-    tilec::Result<tilec::CompiledKernel> ck =
-        k ? tilec::compile(*k, {.arch = arch}) : tilec::Result<tilec::CompiledKernel>(tilec::Error{k.error()});
+    tilec::Result<tilec::CompiledKernel> ck = tilec::bench::compileShipped(*info, p, arch);
     if (!ck) {
       state.SkipWithError(ck.error().c_str());
       return;

@@ -245,6 +245,8 @@ Result<CompiledKernel> compileModule(ModuleSource source, std::string_view keyTe
                   llvm::toString(read.takeError()));
     timings.reportMs += msSince(stageStart);
     if (hip->vgprAccumulators && read->scratchBytes > 0) {
+      emitRemark(kernel.getLoc()) << "accumulators kept in AGPRs: in arch VGPRs (at most 256 registers) the kernel "
+                                  << "spilled " << read->scratchBytes << " bytes to scratch";
       emitOpts.vgprAccumulators = false;
       continue;
     }

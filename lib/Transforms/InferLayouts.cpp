@@ -346,28 +346,19 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   /// (one loop split in two) share that LDS tile: each copies into it right
   /// before it reads it.
   void convertRegisterOperands(func::FuncOp f) {
-    llvm::DenseMap<std::pair<Operation *, Type>, Value> converted;  // (register tile, element type) -> LDS tile
-    f.walk([&](tile::GemmOp g) {
-      for (OpOperand *operand : {&g.getAMutable(), &g.getBMutable()}) {
-        Value v = operand->get();
-        auto t = cast<tile::TileType>(v.getType());
-        if (!t.isReg() || (operand == &g.getAMutable() && readsAInPlace(g, v)))
-          continue;
-        tile::AllocOp src = allocOf(v);
-        Type elem = cast<tile::TileType>(g.getB().getType()).getElementType();
-        Value &lds = converted[{src.getOperation(), elem}];
-        if (!lds) {
-          OpBuilder ab(src);
-          ab.setInsertionPointAfter(src);
-          lds = ab.create<tile::AllocOp>(
-              src.getLoc(), tile::TileType::get(&getContext(), t.getShape(), elem, tile::MemorySpace::lds),
-              ab.getStringAttr(src.displayName() + ".lds"), /*layout=*/Attribute(), /*lds=*/nullptr,
-              /*access=*/nullptr);
-        }
-        OpBuilder(g).create<tile::CopyOp>(g.getLoc(), v, lds);
-        operand->set(lds);
+    llvm::DenseMap<std::pair<Operation *, Type>, Value> converted;  // (register tile, LDS type) -> LDS tile
+    auto inPlace = [&](tile::GemmOp g, Value a) { return readsAInPlace(g, a); };
+    for (RegisterOperandConversion &c : registerOperandConversions(f, inPlace)) {
+      Value &lds = converted[{c.source.getOperation(), c.lds}];
+      if (!lds) {
+        OpBuilder ab(c.source);
+        ab.setInsertionPointAfter(c.source);
+        lds = ab.create<tile::AllocOp>(c.source.getLoc(), c.lds, ab.getStringAttr(c.source.displayName() + ".lds"),
+                                       /*layout=*/Attribute(), /*lds=*/nullptr, /*access=*/nullptr);
       }
-    });
+      OpBuilder(c.gemm).create<tile::CopyOp>(c.gemm.getLoc(), c.operand->get(), lds);
+      c.operand->set(lds);
+    }
   }
 };
 

@@ -209,4 +209,21 @@ LogicalResult verifyTileDefinitions(func::FuncOp f) {
   return failure(r.wasInterrupted());
 }
 
+llvm::SmallVector<RegisterOperandConversion>
+registerOperandConversions(func::FuncOp f, llvm::function_ref<bool(tile::GemmOp, Value)> readsAInPlace) {
+  llvm::SmallVector<RegisterOperandConversion> out;
+  f.walk([&](tile::GemmOp g) {
+    for (OpOperand *operand : {&g.getAMutable(), &g.getBMutable()}) {
+      Value v = operand->get();
+      auto t = cast<tile::TileType>(v.getType());
+      if (!t.isReg() || (operand == &g.getAMutable() && readsAInPlace(g, v)))
+        continue;
+      Type elem = cast<tile::TileType>(g.getB().getType()).getElementType();
+      out.push_back({g, operand, allocOf(v),
+                     tile::TileType::get(f.getContext(), t.getShape(), elem, tile::MemorySpace::lds)});
+    }
+  });
+  return out;
+}
+
 } // namespace tilec

@@ -74,6 +74,25 @@ bool writtenTransposed(tile::AllocOp a);
 /// tilec-schedule-waves (loads per lane).
 int64_t realignedRunOf(tile::LoadOp l, int64_t elemBytes);
 
+/// A register tile that gemm `gemm` reads as its A or B operand (`operand`)
+/// through an LDS tile: `source` is the register tile's allocation, `lds` the
+/// type of the LDS tile (its shape, in the element type of the gemm's B: the
+/// copy rounds an f32 accumulator). Gemms that read one register tile in one
+/// element type share the LDS tile (one key loop split in two).
+struct RegisterOperandConversion {
+  tile::GemmOp gemm;
+  mlir::OpOperand *operand;
+  tile::AllocOp source;
+  tile::TileType lds;
+};
+/// The register gemm operands of `f` that go through LDS, in program order:
+/// every register A and B except the A operands `readsAInPlace` accepts (the
+/// accumulator layout already holds the matrix instruction's A operand).
+/// tilec-infer-layouts makes the LDS tiles; tilec-pipeline-loops, which runs
+/// before the layouts exist, counts their bytes with every A converted.
+llvm::SmallVector<RegisterOperandConversion>
+registerOperandConversions(mlir::func::FuncOp f, llvm::function_ref<bool(tile::GemmOp, mlir::Value)> readsAInPlace);
+
 /// The kernel arguments' `tile.divisibility` attributes are positive powers of
 /// two on tensor and i32 arguments; otherwise an error on the kernel.
 mlir::LogicalResult verifyDivisibility(mlir::func::FuncOp f);

@@ -248,14 +248,15 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
     });
     // Where the loop prefetches through registers (AMD), a gemm operand in
     // registers (attention's P) will go through an LDS tile of its own
-    // (tilec-infer-layouts, after this pass): its bytes count as well.
-    if (!async)
-      f.walk([&](tile::GemmOp g) {
-        auto a = cast<tile::TileType>(g.getA().getType()), bt = cast<tile::TileType>(g.getB().getType());
-        if (a.isReg())
-          fixed += tileBytes(tile::TileType::get(&getContext(), a.getShape(), bt.getElementType(),
-                                                 tile::MemorySpace::lds));
-      });
+    // (tilec-infer-layouts, after this pass): its bytes count as well, once
+    // per tile however many gemms read it.
+    if (!async) {
+      llvm::DenseSet<std::pair<Operation *, mlir::Type>> counted;
+      auto noneInPlace = [](tile::GemmOp, Value) { return false; };
+      for (RegisterOperandConversion &c : registerOperandConversions(f, noneInPlace))
+        if (counted.insert({c.source.getOperation(), c.lds}).second)
+          fixed += tileBytes(c.lds);
+    }
     int64_t stages = requested;
     while (stages > 1 && fixed + stages * perStage > target.ldsBytesPerWorkgroup)
       --stages;
@@ -297,7 +298,7 @@ struct PipelineLoops : tilec::impl::TilecPipelineLoopsBase<PipelineLoops> {
                         << (stages == 1 && !async ? "; one LDS buffer per tile, the next tiles prefetched into registers"
                                                   : "");
     }
-    loop->setAttr(tile::attr::kNumStages, IntegerAttr::get(IntegerType::get(&getContext(), 64), std::max<int64_t>(stages, 1)));
+    loop->setAttr(tile::attr::kNumStages, Builder(&getContext()).getI64IntegerAttr(std::max<int64_t>(stages, 1)));
     if (stages < 1 || (async && stages < 2))
       return success();
     // A warpgroup gemm is left running while the loop issues its next memory
