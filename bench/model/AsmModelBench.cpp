@@ -38,13 +38,16 @@ const AsmCase kCases[] = {
      {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}, {"causal", "1"}}, 1, 4096, 4096},
     {"prefill_b1_h32_kv8_s4096_d128", "attention", {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}}, 1,
      4096, 4096},
-    {"decode_b64_h32_kv8_ctx8192_d128", "paged_decode", {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}},
-     64, 1, 8192},
+    // The default split-KV follows the batch and context given (paged_decode's
+    // target defaults): MI300X 2 ways, the others unsplit.
+    {"decode_b64_h32_kv8_ctx8192_d128", "paged_decode",
+     {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}, {"batch", "64"}, {"seq_k", "8192"}}, 64, 1, 8192},
     // The same decode split 2 ways over the context (512 one-wave workgroups
     // leave most of MI300X's 1,216 SIMDs idle): the attend kernel and the
     // combine kernel, priced one after the other.
     {"decode_b64_h32_kv8_ctx8192_d128_split2", "paged_decode",
-     {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}, {"splits", "2"}}, 64, 1, 8192},
+     {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}, {"batch", "64"}, {"seq_k", "8192"}, {"splits", "2"}},
+     64, 1, 8192},
 };
 
 using tilec::bench::param;

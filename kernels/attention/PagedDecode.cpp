@@ -2,6 +2,8 @@
 // block tables) and the registry entry.
 #include "attention/Common.h"
 
+#include "Model/AsmModel.h"
+
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -174,6 +176,41 @@ Problem pagedDecodeProblem(const PagedDecodeConfig &c, const std::vector<int64_t
   return prob;
 }
 
+namespace {
+/// Contexts a split covers at least, in KV-cache blocks: below it the second
+/// kernel (the combine, reading every split's O and LSE back) costs more than
+/// the idle units it fills.
+constexpr int64_t kMinBlocksPerSplit = 32;
+
+/// The default split-KV of `p` (its batch, q_per_seq, kv_heads, seq_k and
+/// block_size, as given or defaulted) on `t`'s device: one workgroup per
+/// (token, kv head) fills a device with half its SIMDs (SM sub-partitions) or
+/// more, so 1; fewer get split as many ways as their workgroups still fit the
+/// SIMDs once (a further split starts a partial second round), each split at
+/// least kMinBlocksPerSplit blocks long. MI300X at batch 64, 8 KV heads,
+/// context 8192: 512 one-wave workgroups on 1,216 SIMDs, 2 splits (the model:
+/// 50% of HBM bandwidth unsplit, 99% split 2 ways, 74% 3 ways;
+/// docs/performance.md); the H200 (528 sub-partitions): 1, as measured
+/// (splits 4 and 8 were slower, docs/perf/h200.md).
+int64_t pagedDecodeSplits(const KernelParams &p, const TargetInfo &t) {
+  const model::DeviceFacts *device = model::deviceFacts(t.arch);
+  if (!device)
+    return 1;
+  auto get = [&](const char *k, const char *d) {
+    auto it = p.find(k);
+    return std::atoll((it == p.end() ? d : it->second.c_str()));
+  };
+  const int64_t waves = std::max<int64_t>(1, get("waves", "1"));
+  const int64_t workgroups = get("batch", "4") * get("q_per_seq", "1") * get("kv_heads", "8");
+  const int64_t slots = int64_t(device->units) * device->simdsPerUnit / waves;  // one-wave workgroups: SIMDs
+  const int64_t blocks = (get("seq_k", "300") + get("block_size", "16") - 1) / get("block_size", "16");
+  if (workgroups <= 0 || 2 * workgroups >= slots)
+    return 1;
+  const int64_t fill = slots / workgroups;
+  return std::clamp<int64_t>(std::min(fill, blocks / kMinBlocksPerSplit), 1, 64);
+}
+} // namespace
+
 KernelInfo pagedDecodeKernelInfo() {
   KernelInfo info;
   info.name = "paged_decode";
@@ -196,7 +233,9 @@ KernelInfo pagedDecodeKernelInfo() {
        "targets: 3)",
        ParamSpec::integer(1, 4)},
       {"splits", "1", "split-KV: workgroups per (token, kv head), each over a share of the blocks, then a "
-                      "combine kernel (1: none)", ParamSpec::integer(1, 64)},
+                      "combine kernel (1: none). Target default: 1 where batch * q_per_seq * kv_heads workgroups fill "
+                      "half the device's SIMDs, else as many as still fit them once, each split 32 blocks or more",
+       ParamSpec::integer(1, 64)},
       splitKvPartParam(),
   };
   struct Read {
@@ -247,6 +286,8 @@ KernelInfo pagedDecodeKernelInfo() {
       p.try_emplace("waves", "2");
     if (t.vendor == Vendor::NVIDIA)
       p.try_emplace("stages", "3");
+    if (!p.count("splits"))  // from the waves chosen above
+      p["splits"] = std::to_string(pagedDecodeSplits(p, t));
   };
   info.build = [read](const KernelParams &given) -> Result<Kernel> {
     Result<Read> r = read(given);

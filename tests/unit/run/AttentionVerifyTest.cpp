@@ -116,7 +116,10 @@ const Case kDecodeCases[] = {
     {"Heads32Mqa1TokenContextF16",
      {{"heads", "32"}, {"kv_heads", "1"}, {"dtype", "f16"}, {"seq_k", "1"}, {"batch", "2"}, {"waves", "2"}}},
     {"FourQueriesBlock32", {{"q_per_seq", "4"}, {"seq_k", "35"}, {"block_size", "32"}, {"batch", "3"}}},
-    {"Context1024Gqa2", {{"kv_heads", "2"}, {"seq_k", "1024"}, {"batch", "2"}}},
+    {"Context1024Gqa2", {{"kv_heads", "2"}, {"seq_k", "1024"}, {"batch", "2"}, {"splits", "1"}}},
+    // No splits given: 4 workgroups for a 64-block context split 2 ways on
+    // every target (PagedDecodeSplits below checks the choice).
+    {"Context1024Gqa2AutoSplit", {{"kv_heads", "2"}, {"seq_k", "1024"}, {"batch", "2"}}},
     // Split-KV: partial results in f32, combined through their log-sum-exps;
     // with 8 splits of short contexts most splits see no block (lse = -inf).
     {"Split4", {{"splits", "4"}, {"seq_k", "300"}}},
@@ -140,6 +143,24 @@ TEST_P(PagedDecodeVerify, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Emulator, PagedDecodeVerify, overTargets(kDecodeCases), caseNames(kDecodeCases));
+
+/// The splits paged_decode's target defaults choose for `given` on `arch`.
+std::string defaultSplits(KernelParams given, const std::string &arch) {
+  return withTargetDefaults(*findKernel("paged_decode"), given, arch).at("splits");
+}
+
+// Split-KV by default only where one workgroup per (token, kv head) leaves
+// most of the device idle and the context is long enough to share.
+TEST(PagedDecodeSplits, FollowTheDeviceAndTheContext) {
+  const KernelParams b64 = {{"batch", "64"}, {"heads", "32"}, {"kv_heads", "8"}, {"seq_k", "8192"}};
+  EXPECT_EQ(defaultSplits(b64, "gfx942"), "2");   // 512 workgroups, 1,216 SIMDs
+  EXPECT_EQ(defaultSplits(b64, "gfx90a"), "1");   // 440 SIMDs: half of them filled
+  EXPECT_EQ(defaultSplits(b64, "sm_90a"), "1");   // 528 sub-partitions
+  EXPECT_EQ(defaultSplits({{"batch", "1"}, {"kv_heads", "8"}, {"seq_k", "8192"}}, "sm_90a"), "16");  // 512 blocks
+  EXPECT_EQ(defaultSplits({{"batch", "1"}, {"kv_heads", "8"}, {"seq_k", "1000"}}, "gfx942"), "1");  // 63 blocks
+  EXPECT_EQ(defaultSplits({{"splits", "5"}}, "gfx942"), "5");  // given: kept
+  EXPECT_EQ(defaultSplits({}, "gfx942"), "1");  // the defaults: batch 4, context 300
+}
 
 // The other head sizes: verified and clean on every target (gfx1151's single
 // wave over a 16-token block spills a few registers at 80 and 256, so no
