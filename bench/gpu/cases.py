@@ -91,6 +91,25 @@ class Fp8Gemm(Case):
             self.variant(c, [(plan.fp8_gemm_key(m, n, k, c), ["A", "B", "C", "scale_a", "scale_b"])])
 
 
+class Fp8BlockGemm(Case):
+    """C (bf16) = sum over k blocks b of scale_a[:, b] * scale_b[n // 128, b] * (A_b @ B_b^T), A
+    [M, K] and B [N, K] OCP e4m3, scale_a [M, K/128] and scale_b [N/128, K/128] f32 (tilec: -p
+    dtype=e4m3 layout=nt scaling=block; PyTorch: torch._scaled_mm's block-wise scaling where the
+    installed version takes it, and the bf16 matmul of the dequantised operands)."""
+    family = "fp8_block_gemm"
+    outputs = ("C",)
+
+    def __init__(self, m, n, k):
+        super().__init__("%dx%dx%d %s" % (m, n, k, plan.FP8_GEMM_DTYPE))
+        self.m, self.n, self.k = m, n, k
+        fp8 = "f8E4M3FN"
+        self.tensors = {"A": ((m, k), fp8), "B": ((n, k), fp8), "C": ((m, n), "bf16"),
+                        "scale_a": ((m, cdiv(k, 128)), "f32"), "scale_b": ((cdiv(n, 128), cdiv(k, 128)), "f32")}
+        self.work = {"flop": 2.0 * m * n * k}
+        for c in plan.FP8_BLOCK_GEMM_CONFIGS:
+            self.variant(c, [(plan.fp8_block_gemm_key(m, n, k, c), ["A", "B", "C", "scale_a", "scale_b"])])
+
+
 class StridedGemm(Case):
     """C = A @ B^T as Gemm, with A the leading K columns of a buffer [M, K + pad]
     (plan.STRIDED_GEMM_PAD): tilec's strided kernel reads the buffer with lda = K + pad
@@ -387,13 +406,14 @@ class Rope(Case):
                          [(plan.rope_key(cfg), ["positions", "Q", "K", "cos_sin_cache"])])
 
 
-FAMILIES = ["gemm", "fp8_gemm", "strided_gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
+FAMILIES = ["gemm", "fp8_gemm", "fp8_block_gemm", "strided_gemm", "attention", "paged_decode", "mla_decode", "moe", "attention_bwd", "rms_norm", "silu_and_mul", "softmax",
             "rope", "rms_norm_fp8", "rms_norm_fp8_token", "rms_norm_fp8_group", "silu_and_mul_fp8"]
 
 
 def all_cases():
     cases = [Gemm(*s) for s in plan.GEMM_SHAPES]
     cases += [Fp8Gemm(*s) for s in plan.FP8_GEMM_SHAPES]
+    cases += [Fp8BlockGemm(*s) for s in plan.FP8_BLOCK_GEMM_SHAPES]
     cases += [StridedGemm(*s) for s in plan.STRIDED_GEMM_SHAPES]
     a = plan.ATTN
     for causal in (True, False):

@@ -97,6 +97,27 @@ def _fp8_gemm_params(m, n, k, config):
             "block_m": bm, "block_n": bn, "block_k": bk, "waves": w, "stages": st, "group_m": gm}
 
 
+# ---- Block-scaled fp8 GEMM (DeepSeek-V3's recipe, -p scaling=block): C[M,N] (bf16) = sum over k
+# blocks b of scale_a[m, b] * scale_b[n // 128, b] * (A_b @ B_b^T), A [M,K] and B [N,K] row-major
+# e4m3, scale_a [M, K/128] per 1x128 group of A's rows and scale_b [N/128, K/128] per 128x128 block
+# of B. block_n and block_k divide 128 (one scale of B per workgroup and k step); the first
+# configuration is the NVIDIA default (kernels/gemm/GemmEntry.cpp).
+FP8_BLOCK_GEMM_SHAPES = [(4096, 4096, 4096)]
+FP8_BLOCK_GEMM_CONFIGS = ["128 128 128 8 3 8", "128 64 128 8 3 8", "128 64 128 8 4 8", "64 128 128 4 3 8", "64 128 128 4 4 8",
+                          "64 64 128 4 4 8"]
+
+
+def fp8_block_gemm_key(m, n, k, config):
+    return "gemm_fp8_block/%s/%s/div%dx%d/%s" % (GEMM_LAYOUT, FP8_GEMM_DTYPE, gemm_divisibility(k, 1),
+                                                gemm_divisibility(k, 1), config.replace(" ", "_"))
+
+
+def _fp8_block_gemm_params(m, n, k, config):
+    p = _fp8_gemm_params(m, n, k, config)
+    p["scaling"] = "block"
+    return p
+
+
 # ---- Strided GEMM: C = x @ W^T with x a view of padded rows (x = buf[:, :K], buf [M, K + pad]),
 # as a slice of a wider activation is: tilec's strided kernel (-p lda) against F.linear on the
 # same view (cuBLAS takes the leading dimension) and, in the same run, the tight GEMM row of
@@ -413,6 +434,9 @@ def compile_jobs():
     for (m, n, k) in FP8_GEMM_SHAPES:
         for i, c in enumerate(FP8_GEMM_CONFIGS):
             add(fp8_gemm_key(m, n, k, c), "gemm", _fp8_gemm_params(m, n, k, c), i == 0)
+    for (m, n, k) in FP8_BLOCK_GEMM_SHAPES:
+        for i, c in enumerate(FP8_BLOCK_GEMM_CONFIGS):
+            add(fp8_block_gemm_key(m, n, k, c), "gemm", _fp8_block_gemm_params(m, n, k, c), i == 0)
     for (m, n, k) in STRIDED_GEMM_SHAPES:
         for i, c in enumerate(STRIDED_GEMM_CONFIGS):
             add(strided_gemm_key(m, n, k, c), "gemm", _strided_gemm_params(m, n, k, c), False)

@@ -59,6 +59,38 @@ def bind(env):
         # (2^-9 relative on average).
         return ref, {"C": 1e-2}, base, errs
 
+    def setup_fp8_block_gemm(case, T):
+        # Operands as setup_fp8_gemm's; scales positive, spread over a factor of 4 (what
+        # per-block amax scaling gives a tensor whose blocks differ in range).
+        T["A"].copy_(torch.randn(T["A"].shape, device=dev, generator=gen).to(torch.float8_e4m3fn))
+        T["B"].copy_(torch.randn(T["B"].shape, device=dev, generator=gen).to(torch.float8_e4m3fn))
+        for name in ("scale_a", "scale_b"):
+            T[name].copy_(torch.rand(T[name].shape, device=dev, generator=gen) * 0.75 + 0.25)
+        A, B, sa, sb = T["A"], T["B"], T["scale_a"], T["scale_b"]
+        m, n, k = case.m, case.n, case.k
+
+        def dequantise(dtype):   # A * scale_a per 1x128 group, B * scale_b per 128x128 block
+            a = A.to(dtype) * sa.to(dtype).repeat_interleave(128, 1)[:, :k]
+            b = B.to(dtype) * sb.to(dtype).repeat_interleave(128, 0)[:n].repeat_interleave(128, 1)[:, :k]
+            return a, b
+        a64, b64 = dequantise(torch.float64)
+        ref = {"C": a64 @ b64.t()}
+        del a64, b64
+        a16, b16 = dequantise(torch.bfloat16)   # dequantised outside the timing
+        base = {"bf16 matmul of the dequantised operands": lambda: a16 @ b16.t()}
+        if on_gpu:
+            # torch._scaled_mm's block-wise scaling (1x128 for A, 128x128 for B): scales
+            # outer-dim-major, i.e. scale_a as [M, K/128] with stride (1, M) and scale_b as
+            # [K/128, N/128] with stride (1, K/128), for B^T column-major.
+            sa_t = sa.t().contiguous().t()
+            sb_t = sb.t()
+            base["torch._scaled_mm (block-wise)"] = lambda: torch._scaled_mm(
+                A, B.t(), scale_a=sa_t, scale_b=sb_t, out_dtype=torch.bfloat16)
+        errs = baseline_errors(base, lambda c: rel_err(c, ref["C"]))
+        # Exact e4m3 products, f32 sums per k block, two f32 roundings of the scaled block
+        # sum, then one bf16 rounding (2^-9 relative on average).
+        return ref, {"C": 1e-2}, base, errs
+
     def attention_reference(q, k, v, causal, scale):
         """[.., S, D] float32 -> O, LSE (natural log), per leading index to bound memory."""
         outs, lses = [], []
@@ -252,5 +284,5 @@ def bind(env):
         # (2^-8 each): 2e-2; the baselines' errors above are the yardstick.
         return ref, {"dQ": 2e-2, "dK": 2e-2, "dV": 2e-2}, base, errs
 
-    return {"gemm": setup_gemm, "fp8_gemm": setup_fp8_gemm, "strided_gemm": setup_strided_gemm, "attention": setup_attention,
+    return {"gemm": setup_gemm, "fp8_gemm": setup_fp8_gemm, "fp8_block_gemm": setup_fp8_block_gemm, "strided_gemm": setup_strided_gemm, "attention": setup_attention,
             "paged_decode": setup_decode, "mla_decode": setup_mla, "moe": setup_moe, "attention_bwd": setup_bwd}

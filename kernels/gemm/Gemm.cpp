@@ -76,6 +76,7 @@ std::string gemmKernelName(const GemmConfig &c) {
          (c.schedule.setprio ? "_setprio" : "") +
          (c.bTile == GemmConfig::BTile::KN ? "_bkn" : "") +
          (c.splitK > 1 ? "_sk" + std::to_string(c.splitK) : "") +
+         (c.scaling == GemmConfig::Scaling::Block ? "_blockscaled" : "") +
          (c.strided ? std::string("_strided") : std::string()) +
          (dk < full || dn < full ? "_div" + std::to_string(dk) + "x" + std::to_string(dn) : std::string()) +
          (c.instr == dsl::MatrixScope::Warp ? "_warpmma" : c.instr == dsl::MatrixScope::Warpgroup ? "_wgmma" : "");
@@ -134,6 +135,19 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   if (split && config.strided)
     return Error{"kernel 'gemm': split_k > 1 takes contiguous operands; strided operands and batches (lda, ldb, "
                  "ldc, batch) need split_k=1"};
+  const bool blockScaled = config.scaling == GemmConfig::Scaling::Block;
+  if (blockScaled) {
+    const std::string given = " (block_k=" + std::to_string(BK) + ", block_n=" + std::to_string(BN) + ")";
+    if (!isFp8(config.dtype))
+      return Error{"kernel 'gemm': scaling=block needs 8-bit operands (dtype=fp8, bf8, e4m3 or e5m2), got dtype=" +
+                   std::string(dtypeName(config.dtype))};
+    if (split || config.strided)
+      return Error{"kernel 'gemm': scaling=block takes contiguous operands without split-K (split_k=1; no lda, ldb, "
+                   "ldc or batch)"};
+    if (kGemmScaleBlock % BK != 0 || kGemmScaleBlock % BN != 0)
+      return Error{"kernel 'gemm': scaling=block needs block_k and block_n dividing " +
+                   std::to_string(kGemmScaleBlock) + ", the k and n extent of one scale" + given};
+  }
 
   KernelBuilder kb(gemmKernelName(config), {.numWaves = config.waves});
   // A: [M, K] or, transposed, [K, M]; B: [K, N] or [N, K]. What their inner
@@ -149,7 +163,11 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   Tensor C = split ? kb.tensor("partials", DType::f32, 2) : kb.tensor("C", config.out, 2);
   const bool fp8 = isFp8(config.dtype);
   std::optional<Scalar> scaleA, scaleB;        // fp8/bf8/e4m3/e5m2: per-tensor scales of A and B (split-K: the reduction's)
-  if (fp8 && !split) {
+  std::optional<Tensor> blockScaleA, blockScaleB;  // scaling=block: [M, ceil(K/128)] and [ceil(N/128), ceil(K/128)]
+  if (blockScaled) {
+    blockScaleA = kb.tensor("scale_a", DType::f32, 2);
+    blockScaleB = kb.tensor("scale_b", DType::f32, 2);
+  } else if (fp8 && !split) {
     scaleA = kb.scalarF32("scale_a");
     scaleB = kb.scalarF32("scale_b");
   }
@@ -206,6 +224,12 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   Tile a = naive ? kb.ldsTile("a_lds", {BM, BK}, config.dtype, LdsLayout{BK}) : kb.ldsTile("a_lds", {BM, BK}, config.dtype);
   Tile b = naive ? kb.ldsTile("b_lds", bShape, config.dtype, LdsLayout{bShape[1]}) : kb.ldsTile("b_lds", bShape, config.dtype);
   Tile acc = kb.regTile("acc", {BM, BN}, DType::f32);
+  // scaling=block: one k step's product, and the scales of its rows.
+  std::optional<Tile> part, rowScale;
+  if (blockScaled) {
+    part = kb.regTile("part", {BM, BN}, DType::f32);
+    rowScale = kb.regTile("row_scale", {BM}, DType::f32);
+  }
 
   // ---- acc[BM,BN] = 0                                   (default acc[128,128])
   kb.fill(acc, 0.0);
@@ -225,15 +249,28 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
       kb.load(B, {col, k}, b, {.transpose = !bNK});
     else
       kb.load(B, {k, col}, b, {.transpose = bNK});
-    kb.gemm(a, b, acc, {.transposeB = bNK, .scope = config.instr});
+    if (!blockScaled) {
+      kb.gemm(a, b, acc, {.transposeB = bNK, .scope = config.instr});
+      return;
+    }
+    // ---- scaling=block: acc += (scale_a[rows, kb] * scale_b[col / 128, kb]) * (A @ B)
+    // The scales are read first, so that their latency hides behind the gemm.
+    Index kBlock = kt / (kGemmScaleBlock / BK), nBlock = tileN / (kGemmScaleBlock / BN);
+    kb.load(kb.window(*blockScaleA, {0, kBlock}, {blockScaleA->dim(0), 1}), {row, 0}, *rowScale);
+    Scalar scaleOfB = kb.loadScalar(*blockScaleB, {nBlock, kBlock});
+    kb.fill(*part, 0.0);  // absorbed by the gemm where its instruction can overwrite
+    kb.gemm(a, b, *part, {.transposeB = bNK, .scope = config.instr});
+    kb.scale(*rowScale, *rowScale, scaleOfB);
+    kb.mul(*part, *part, *rowScale);
+    kb.add(acc, acc, *part);
   });
 
   if (split) {
     // ---- partials[s*M + row : ..., col : ...] = acc   (f32, inside slice s)
     kb.store(acc, kb.window(C, {kb.blockId(2) * M, 0}, {M, N}), {row, col});
   } else {
-    // ---- fp8/bf8: acc[BM,BN] = scale_b * (scale_a * acc)       (one f32 multiply each)
-    if (fp8) {
+    // ---- fp8/bf8, scaling=tensor: acc[BM,BN] = scale_b * (scale_a * acc)   (one f32 multiply each)
+    if (scaleA) {
       kb.scale(acc, acc, *scaleA);
       kb.scale(acc, acc, *scaleB);
     }

@@ -49,6 +49,15 @@ struct GemmConfig {
   /// move 16 bytes per global load. Launches refuse tensors that break it.
   int64_t divisibilityA = 0;
   int64_t divisibilityB = 0;
+  /// How an 8-bit A and B are scaled (`-p scaling`): Tensor, one f32 per
+  /// operand (the arguments scale_a, scale_b); Block, the DeepSeek-V3 recipe:
+  /// tensors scale_a [M, ceil(K/128)] (one f32 per 1 x 128 group of A's rows)
+  /// and scale_b [ceil(N/128), ceil(K/128)] (one per 128 x 128 block of B, as
+  /// B [N, K] is indexed whatever its storage), both row-major, after C. Each
+  /// k step's product is scaled before it joins the f32 accumulator, so
+  /// block_k divides 128 and block_n divides 128 (one scale of B per
+  /// workgroup and k step).
+  enum class Scaling { Tensor, Block } scaling = Scaling::Tensor;
   /// Split-K (`-p split_k=S`, S > 1; for skinny problems, M <= 64): a grid of
   /// S workgroups per C tile, slice s summing its share of the k steps into
   /// f32 `partials` [S * M, N] (part Partial); then part Reduce sums the S
@@ -88,6 +97,10 @@ std::string gemmKernelName(const GemmConfig &config);
 
 /// LDS the A and B tiles take once the k loop is pipelined `stages` deep.
 int64_t gemmLdsBytes(const GemmConfig &config);
+
+/// The k extent one block scale covers (GemmConfig::Scaling::Block), in both
+/// operands: 1 x 128 groups of A's rows, 128 x 128 blocks of B.
+inline constexpr int64_t kGemmScaleBlock = 128;
 
 Result<Kernel> buildGemm(const GemmConfig &config);
 

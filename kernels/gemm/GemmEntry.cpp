@@ -107,6 +107,11 @@ KernelInfo gemmKernelInfo() {
        "of, in elements: auto (the largest powers of two dividing the sizes and strides given, up to 16 bytes) | 1 | "
        "2 | 4 | 8 | 16. Launches refuse operands that break it; 1 takes any",
        ParamSpec::oneOf({"auto", "1", "2", "4", "8", "16"})},
+      {"scaling", "tensor",
+       "dtype=fp8|bf8|e4m3|e5m2: tensor (scale_a, scale_b: f32 arguments) | block (DeepSeek-V3: f32 tensors "
+       "scale_a [M, ceil(K/128)] per 1x128 group of A's rows and scale_b [ceil(N/128), ceil(K/128)] per 128x128 "
+       "block of B [N, K], after C; block_k and block_n divide 128)",
+       ParamSpec::oneOf({"tensor", "block"})},
       {"scale_a", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of A (a kernel argument; used by --run)",
        ParamSpec::real(), ParamRole::Problem},
       {"scale_b", "1", "dtype=fp8|bf8|e4m3|e5m2: per-tensor scale of B (a kernel argument; used by --run)",
@@ -176,6 +181,7 @@ KernelInfo gemmKernelInfo() {
     c.xcds = p.integer("xcds");
     c.splitK = p.integer("split_k");
     c.part = p.choice("part") == "reduce" ? GemmConfig::Part::Reduce : GemmConfig::Part::Partial;
+    c.scaling = p.choice("scaling") == "block" ? GemmConfig::Scaling::Block : GemmConfig::Scaling::Tensor;
     c.ldsLayout = p.choice("lds_layout") == "naive" ? GemmConfig::LdsLayoutChoice::Naive
                                                                        : GemmConfig::LdsLayoutChoice::Auto;
     const std::string instr = p.choice("instr");
@@ -212,19 +218,8 @@ KernelInfo gemmKernelInfo() {
     auto get = [&](const char *k, const char *d) { auto it = p.find(k); return it == p.end() ? std::string(d) : it->second; };
     const std::string layout = get("layout", "nn"), dt = get("dtype", "bf16");
     const bool transA = layout.size() == 2 && layout[0] == 't', transB = layout.size() == 2 && layout[1] == 't';
-    // 8-bit operands on NVIDIA: B's tile N x K whatever its storage, since
-    // ldmatrix has no transposing form for 8-bit elements (a K x N tile's
-    // operands would be gathered byte by byte).
     const bool eightBit = dt == "fp8" || dt == "bf8" || dt == "e4m3" || dt == "e5m2";
     const bool eightBitOnNvidia = t.vendor == Vendor::NVIDIA && eightBit;
-    if (eightBitOnNvidia)
-      p.try_emplace("b_lds", "nk");
-    else if (t.vendor == Vendor::NVIDIA)
-      p.try_emplace("b_lds", transB ? "nk" : "kn");
-    if (t.vendor != Vendor::NVIDIA)
-      return;
-    p.try_emplace("waves", "8");
-    p.try_emplace("group_m", "8");
     auto size = [&](const char *k) { return std::atoll(get(k, "4096").c_str()); };
     const int64_t eb = eightBit ? 1 : 2, words = 4 / eb;  // elements per 4-byte word
     bool strides = get("batch", "1") != "1";
@@ -242,6 +237,36 @@ KernelInfo gemmKernelInfo() {
     // Rows of whole 4-byte words are copied with cp.async, strided or not;
     // others (element-wise, or realigned) prefetch through registers.
     const bool wordRows = rowMultiple("K", "lda") % words == 0 && rowMultiple(transB ? "K" : "N", "ldb") % words == 0;
+    // Block scales cover 128 of k: one k step per scale where the registers
+    // allow (a shorter step scales and adds its product once per step). The
+    // product and the accumulator take twice the tensor-scaled registers, so
+    // AMD spreads the 128 x 128 tile over 8 waves (4 spill, 432 bytes on
+    // gfx942); NVIDIA keeps 128-deep steps for A and B both K-major (layout
+    // nt, DeepSeek's weight [N, K]: 226 registers, no spills) and takes
+    // 32-deep ones where a transposed operand passes through registers
+    // (128 deep spills 48-96 bytes).
+    const bool blockScaled = eightBit && get("scaling", "tensor") == "block";
+    if (blockScaled && t.vendor != Vendor::NVIDIA) {
+      p.try_emplace("block_k", "128");
+      p.try_emplace("waves", "8");
+      // Rows not of whole 4-byte words are read realigned, through more
+      // registers: one stage (two spill 12 bytes on gfx942 at K = 1).
+      if (rowMultiple(transA ? "M" : "K", "lda") % words != 0 || rowMultiple(transB ? "K" : "N", "ldb") % words != 0)
+        p.try_emplace("stages", "1");
+    }
+    if (blockScaled && t.vendor == Vendor::NVIDIA)
+      p.try_emplace("block_k", transB && !transA ? "128" : "32");
+    // 8-bit operands on NVIDIA: B's tile N x K whatever its storage, since
+    // ldmatrix has no transposing form for 8-bit elements (a K x N tile's
+    // operands would be gathered byte by byte).
+    if (eightBitOnNvidia)
+      p.try_emplace("b_lds", "nk");
+    else if (t.vendor == Vendor::NVIDIA)
+      p.try_emplace("b_lds", transB ? "nk" : "kn");
+    if (t.vendor != Vendor::NVIDIA)
+      return;
+    p.try_emplace("waves", "8");
+    p.try_emplace("group_m", "8");
     // 8-bit B of layout n, transposed into its N x K tile through registers:
     // two stages (three spilled 80 bytes at 128 x 128 x 64), on mma.sync
     // (wgmma k32 with those staging registers spills 64 bytes at 128 x 128 x
@@ -263,7 +288,8 @@ KernelInfo gemmKernelInfo() {
     // H200 (docs/perf/h200/2026-12-02-h200-run10-fp8-attention.json): 128 x
     // 256 x 128 over 4 stages 0.163 ms, 128 x 128 x 128 over 3 0.169, 128 x
     // 128 x 64 over 3 0.209.
-    if (eightBit && transB && !transA && !strided && wordRows && size("M") >= 2048 && size("N") >= 2048) {
+    if (eightBit && transB && !transA && !strided && wordRows && !blockScaled && size("M") >= 2048 &&
+        size("N") >= 2048) {
       p.try_emplace("block_n", "256");
       p.try_emplace("block_k", "128");
       p.try_emplace("stages", "4");
@@ -296,6 +322,16 @@ KernelInfo gemmKernelInfo() {
     const bool eightBit = isFp8(in);
     if (!eightBit && (scaleA != 1.0 || scaleB != 1.0))
       return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8, bf8, e4m3 or e5m2 only"};
+    if (p.choice("scaling") == "block") {
+      // The build refuses the other combinations (16-bit operands, split-K,
+      // strides) with the reason.
+      if (scaleA != 1.0 || scaleB != 1.0)
+        return Error{"kernel 'gemm': with scaling=block, scale_a and scale_b are tensors (filled at random by "
+                     "--run); parameters 'scale_a' and 'scale_b' apply to scaling=tensor"};
+      if (!eightBit || strided || splitK > 1)
+        return Error{"kernel 'gemm': scaling=block needs 8-bit operands, contiguous and without split-K"};
+      return gemmBlockScaledProblem(M, N, K, out, in, l);
+    }
     if (strided) {
       if (splitK > 1)
         return Error{"kernel 'gemm': split_k > 1 takes contiguous operands; strided operands and batches (lda, "

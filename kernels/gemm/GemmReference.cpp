@@ -3,6 +3,8 @@
 // the targets' subnormal flushing and C's rounding.
 #include "gemm/GemmReference.h"
 
+#include "gemm/Gemm.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -114,6 +116,62 @@ Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA,
         row[j] *= s;
         tol[i * N + j] = (1 + eta) * std::fabs(s) * gamma * mag[j] + eta * std::fabs(row[j]);
       }
+    }
+    expected = {std::move(c)};
+    tolerance = {std::move(tol)};
+  };
+  return prob;
+}
+
+Problem gemmBlockScaledProblem(int64_t M, int64_t N, int64_t K, DType out, DType in, GemmLayout layout) {
+  constexpr int64_t S = kGemmScaleBlock;
+  const int64_t kBlocks = (K + S - 1) / S, nBlocks = (N + S - 1) / S;
+  Problem prob = gemmProblem(M, N, K, in, out, layout);
+  prob.tensors.push_back({"scale_a", DType::f32, {M, kBlocks}});
+  prob.tensors.push_back({"scale_b", DType::f32, {nBlocks, kBlocks}});
+  const OperandIndex at{M, N, K, layout};
+  // Per k block b the kernel forms P_b = A_b @ B_b in f32 (exact products, so
+  // it errs by at most n_b*u*mag_b, n_b <= 128 terms, mag_b = sum|a||b| over
+  // the block, u = 2^-24, as gemmProblem's bound), the scale s_b = fl(sa*sb)
+  // and the term fl(s_b * P_b): two roundings, (1+u)^2. The f32 sum of the
+  // nb = ceil(K/128) terms errs by at most nb*u*sum_b|term_b|, and C's
+  // rounding by uOut. So, with s_b = scale_a[i,b] * scale_b[j/128,b] exact:
+  //   |C - ref| <= (1+uOut) * ((1+u)^2 (1+nb u) * sum_b |s_b| 128 u mag_b
+  //                            + ((1+u)^2 (1+nb u) - 1) * sum_b |s_b P_b|) + uOut*|ref|.
+  const double u = std::ldexp(1.0, -24);
+  const double uOut = out == DType::bf16 ? std::ldexp(1.0, -8) : u;
+  const double grow = (1 + u) * (1 + u) * (1 + double(kBlocks) * u);
+  prob.toleranceRule = "|C - ref| <= (1+u_C)*((1+u)^2(1+nb u)*sum_b|s_b|*128u*sum_b|a||b| + ((1+u)^2(1+nb u)-1)*"
+                       "sum_b|s_b P_b|) + u_C*|ref|, s_b = scale_a*scale_b of k block b, nb = ceil(K/128), u = 2^-24, "
+                       "u_C = " + std::string(out == DType::bf16 ? "2^-8 (bf16 out)" : "2^-24 (f32 out)");
+  prob.reference = [=](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                       std::vector<std::vector<double>> &tolerance) {
+    const std::vector<double> &a = v[0], &b = v[1], &sa = v[3], &sb = v[4];
+    std::vector<double> c(M * N, 0.0), tol(M * N, 0.0), blockSum(N), blockMag(N), scaledMag(N), scaledAbs(N);
+    for (int64_t i = 0; i < M; ++i) {
+      std::fill(scaledMag.begin(), scaledMag.end(), 0.0);
+      std::fill(scaledAbs.begin(), scaledAbs.end(), 0.0);
+      for (int64_t kb = 0; kb < kBlocks; ++kb) {
+        std::fill(blockSum.begin(), blockSum.end(), 0.0);
+        std::fill(blockMag.begin(), blockMag.end(), 0.0);
+        for (int64_t k = kb * S; k < std::min(K, kb * S + S); ++k) {
+          const double aik = a[at.a(i, k)];
+          for (int64_t j = 0; j < N; ++j) {
+            const double p = aik * b[at.b(k, j)];
+            blockSum[j] += p;
+            blockMag[j] += std::fabs(p);
+          }
+        }
+        for (int64_t j = 0; j < N; ++j) {
+          const double s = sa[i * kBlocks + kb] * sb[(j / S) * kBlocks + kb];
+          c[i * N + j] += s * blockSum[j];
+          scaledMag[j] += std::fabs(s) * blockMag[j];
+          scaledAbs[j] += std::fabs(s * blockSum[j]);
+        }
+      }
+      for (int64_t j = 0; j < N; ++j)
+        tol[i * N + j] = (1 + uOut) * (grow * double(S) * u * scaledMag[j] + (grow - 1) * scaledAbs[j]) +
+                         uOut * std::fabs(c[i * N + j]);
     }
     expected = {std::move(c)};
     tolerance = {std::move(tol)};

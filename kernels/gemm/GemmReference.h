@@ -44,4 +44,11 @@ Result<Problem> gemmStridedProblem(int64_t M, int64_t N, int64_t K, DType in, DT
 Problem gemmFp8Problem(int64_t M, int64_t N, int64_t K, DType out, float scaleA, float scaleB,
                        DType in = DType::fp8e4m3fnuz, GemmLayout layout = {});
 
+/// The block-scaled fp8 problem (GemmConfig::Scaling::Block):
+/// C[i,j] = sum over k blocks b of scale_a[i,b] * scale_b[j/128,b] *
+/// (A[i, 128b : 128b+128] @ B[128b : 128b+128, j]), A and B of type `in`;
+/// the scale tensors scale_a [M, ceil(K/128)] and scale_b [ceil(N/128),
+/// ceil(K/128)] follow C, filled at random like the operands.
+Problem gemmBlockScaledProblem(int64_t M, int64_t N, int64_t K, DType out, DType in, GemmLayout layout = {});
+
 } // namespace tilec::kernels

@@ -79,6 +79,14 @@ static bool stagedLoadSlice(scf::ForOp loop, SmallVectorImpl<tile::LoadOp> &load
   return ok && !loads.empty();
 }
 
+LogicalResult Emitter::emitElementRead(Operation *op, StringRef type, Value source, ValueRange indices) {
+  std::string n = fresh("v");
+  line() << "const " << type << " " << n << " = " << name(source) << "_g.load(" << name(indices[0]) << ", "
+         << (indices.size() > 1 ? name(indices[1]) : "0") << ");\n";
+  names[op->getResult(0)] = n;
+  return success();
+}
+
 LogicalResult Emitter::emitOp(Operation &op) {
   if (isa<arith::ArithDialect>(op.getDialect()))
     return emitArith(op);
@@ -90,13 +98,8 @@ LogicalResult Emitter::emitOp(Operation &op) {
         names[d] = name(d.getSource()) + "_d" + std::to_string(*idx);
         return success();
       })
-      .Case([&](tile::LoadIndexOp l) {
-        std::string n = fresh("v");
-        line() << "const int " << n << " = " << name(l.getSource()) << "_g.load(" << name(l.getIndices()[0])
-               << ", " << (l.getIndices().size() > 1 ? name(l.getIndices()[1]) : "0") << ");\n";
-        names[l] = n;
-        return success();
-      })
+      .Case([&](tile::LoadIndexOp l) { return emitElementRead(l, "int", l.getSource(), l.getIndices()); })
+      .Case([&](tile::LoadScalarOp l) { return emitElementRead(l, "float", l.getSource(), l.getIndices()); })
       .Case([&](tile::WindowOp w) {
         std::string n = fresh("w");
         bool two = w.getOrigin().size() > 1;

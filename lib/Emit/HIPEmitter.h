@@ -83,6 +83,9 @@ private:
   LogicalResult emitOp(Operation &op);
   LogicalResult emitArith(Operation &op);
   LogicalResult emitMap(tile::MapOp m);
+  /// tile.load_index / tile.load_scalar: one element of `source`, read by
+  /// every thread, as a `type` named for `op`'s result.
+  LogicalResult emitElementRead(Operation *op, StringRef type, Value source, ValueRange indices);
 };
 
 } // namespace tilec::hip

@@ -44,15 +44,20 @@ int64_t tileBytes(tile::TileType t) {
   return (t.getNumElements() * eb + 15) / 16 * 16;
 }
 
-/// Whether `op` reads an index from a tensor the kernel never writes (a
-/// block table, sequence offsets): reading it for another iteration, earlier
-/// than the loop would, gives the same value. A position past the tensor
-/// reads 0, so a prefetch past the loop's end reads a harmless index.
-bool readsConstantIndex(Operation *op) {
-  auto li = dyn_cast<tile::LoadIndexOp>(op);
-  if (!li)
+/// Whether `op` reads an element from a tensor the kernel never writes (a
+/// block table, sequence offsets, block scales): reading it for another
+/// iteration, earlier than the loop would, gives the same value. A position
+/// past the tensor reads 0, so a prefetch past the loop's end reads a
+/// harmless index.
+bool readsConstantElement(Operation *op) {
+  Value source;
+  if (auto li = dyn_cast<tile::LoadIndexOp>(op))
+    source = li.getSource();
+  else if (auto ls = dyn_cast<tile::LoadScalarOp>(op))
+    source = ls.getSource();
+  else
     return false;
-  Value tensor = rootTensorOf(li.getSource());
+  Value tensor = rootTensorOf(source);
   bool written = false;
   op->getParentOfType<func::FuncOp>().walk([&](Operation *w) {
     if (auto st = dyn_cast<tile::StoreOp>(w))
@@ -75,7 +80,7 @@ FailureOr<Value> recompute(OpBuilder &b, scf::ForOp loop, Value v, Value iv, IRM
   Operation *def = v.getDefiningOp();
   if (!def || !loop.getBody()->findAncestorOpInBlock(*def))
     return v;  // defined outside the loop
-  if (def->getNumRegions() || !(isPure(def) || readsConstantIndex(def)))
+  if (def->getNumRegions() || !(isPure(def) || readsConstantElement(def)))
     return failure();
   for (Value operand : def->getOperands()) {
     FailureOr<Value> o = recompute(b, loop, operand, iv, map);
@@ -108,7 +113,7 @@ FailureOr<SmallVector<Value>> valuesAt(OpBuilder &b, scf::ForOp loop, Operation 
 void eraseDeadSlice(scf::ForOp loop, Value v) {
   Operation *def = v.getDefiningOp();
   if (!def || !def->use_empty() || !loop.getBody()->findAncestorOpInBlock(*def) ||
-      !(isPure(def) || readsConstantIndex(def)))
+      !(isPure(def) || readsConstantElement(def)))
     return;
   SmallVector<Value> operands(def->getOperands());
   def->erase();

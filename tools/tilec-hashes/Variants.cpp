@@ -58,6 +58,12 @@ const std::vector<Entry> &entries() {
       {"gemm", {{"dtype", "e5m2"}}, On::Sm90a},
       {"gemm", {{"dtype", "e4m3"}, {"layout", "nt"}, {"out", "bf16"}}, On::Sm90a},
       {"gemm", {{"dtype", "e4m3"}, {"M", "100"}, {"N", "71"}, {"K", "33"}}, On::Sm90a},
+      // Block-scaled fp8 (scaling=block, DeepSeek-V3's recipe) in its layout
+      // (nt) with bf16 out, and ragged.
+      {"gemm", {{"dtype", "fp8"}, {"scaling", "block"}, {"layout", "nt"}, {"out", "bf16"}}, On::Gfx942},
+      {"gemm", {{"dtype", "fp8"}, {"scaling", "block"}, {"M", "100"}, {"N", "71"}, {"K", "33"}}, On::Gfx942},
+      {"gemm", {{"dtype", "e4m3"}, {"scaling", "block"}, {"layout", "nt"}, {"out", "bf16"}}, On::Sm90a},
+      {"gemm", {{"dtype", "e4m3"}, {"scaling", "block"}, {"M", "100"}, {"N", "71"}, {"K", "33"}}, On::Sm90a},
       {"gemm", {{"schedule", "interleave+setprio"}}, On::Amd},
       {"gemm", {{"schedule", "pingpong+interleave+setprio"}, {"stages", "3"}}, On::Cdna},
       {"gemm", {{"lds_layout", "naive"}}, On::Gfx942},

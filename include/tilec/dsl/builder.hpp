@@ -109,6 +109,12 @@ public:
   /// Element `at` (one index per dimension) of an i32 tensor of rank 1 or 2,
   /// e.g. a block-table entry; outside the tensor reads 0.
   Index loadIndex(const Tensor &t, const std::vector<Index> &at, SourceLoc loc = {});
+  /// Element `at` (one index per dimension) of an f32 tensor of rank 1 or 2,
+  /// as a scalar for `scale` and the other maps that take one
+  /// (tile.load_scalar; e.g. the scale of one block of a block-scaled
+  /// operand); outside the tensor reads 0. Usable in the loop body that reads
+  /// it and the bodies inside it.
+  Scalar loadScalar(const Tensor &t, const std::vector<Index> &at, SourceLoc loc = {});
 
   //--- Tiles ----------------------------------------------------------------
 

@@ -29,7 +29,7 @@ inline Tensor KernelBuilder::tensor(const std::string &name, DType dtype, int ra
 inline Scalar KernelBuilder::scalarF32(const std::string &name, SourceLoc loc) {
   detail::State &s = *state_;
   detail::Call call(&s, loc);
-  s.scalars.push_back(addArg(name, ArgKind::F32, DType::f32, 0));
+  s.scalars.push_back({addArg(name, ArgKind::F32, DType::f32, 0), 0});
   return Scalar(&s, static_cast<int>(s.scalars.size()) - 1);
 }
 
@@ -175,6 +175,22 @@ inline Index KernelBuilder::loadIndex(const Tensor &t, const std::vector<Index> 
   int vid = s.newValue(detail::State::indexType());
   s.body.push_back(s.addLine({op, {{x->vid}, *p}, {vid}}));
   return s.value(s.addValue(s.temp(), s.regions.back(), vid));
+}
+
+inline Scalar KernelBuilder::loadScalar(const Tensor &t, const std::vector<Index> &at, SourceLoc loc) {
+  detail::State &s = *state_;
+  detail::Call call(&s, loc);
+  const char *op = "tile.load_scalar";
+  const detail::TensorInfo *x = s.tensor(t, op, "source");
+  if (!x)
+    return Scalar();
+  auto p = operands(at, op);
+  if (!p)
+    return Scalar();
+  int vid = s.newValue(record::Type::scalar(record::Type::F32));
+  s.body.push_back(s.addLine({op, {{x->vid}, *p}, {vid}}));
+  s.scalars.push_back({vid, s.regions.back()});
+  return Scalar(&s, static_cast<int>(s.scalars.size()) - 1);
 }
 
 } // namespace tilec::dsl

@@ -164,8 +164,11 @@ inline void KernelBuilder::emitMap(MapFn fn, const Tile &dst, std::vector<Tile> 
   std::vector<int> scalarOperand;
   if (scalarValue) {
     if (!scalarValue->valid() || scalarValue->state_ != &s)
-      return s.report(op, fnStr + ": the scalar is not an f32 argument of this kernel");
-    scalarOperand.push_back(s.scalars[scalarValue->id_]);
+      return s.report(op, fnStr + ": the scalar is not an f32 scalar of this kernel");
+    const detail::State::ScalarInfo &sc = s.scalars[scalarValue->id_];
+    if (!s.inScope(sc.region))
+      return s.report(op, fnStr + ": the scalar is used outside the loop body that reads it");
+    scalarOperand.push_back(sc.vid);
   }
   std::vector<int> inputIds;
   for (const detail::TileInfo *i : in)

@@ -119,7 +119,13 @@ struct State {
   std::vector<TensorInfo> tensors;
   std::vector<TileInfo> tiles;
   std::vector<ValueInfo> values;
-  std::vector<int> scalars; ///< value ids of f32 scalar arguments
+  /// f32 scalars: the arguments (region 0) and the elements read from tensors
+  /// (tile.load_scalar, in the loop body that reads them).
+  struct ScalarInfo {
+    int vid;
+    int region;
+  };
+  std::vector<ScalarInfo> scalars;
   std::map<int, int> scalarArgOfValue; ///< Index value id of an i32/index argument -> its position
 
   // The entry block: constants, casts of i32 arguments, block ids, tensor

@@ -283,12 +283,17 @@ LogicalResult WindowOp::verify() {
   return success();
 }
 
-LogicalResult LoadIndexOp::verify() {
-  if (static_cast<int64_t>(getIndices().size()) != getSource().getType().getRank())
-    return emitOpError() << "needs " << getSource().getType().getRank() << " indices into "
-                         << tensorStr(getSource()) << ", got " << getIndices().size();
+/// tile.load_index and tile.load_scalar: one index per dimension of the tensor.
+static LogicalResult verifyElementRead(Operation *op, TypedValue<MemRefType> source, ValueRange indices) {
+  if (static_cast<int64_t>(indices.size()) != source.getType().getRank())
+    return op->emitOpError() << "needs " << source.getType().getRank() << " indices into " << tensorStr(source)
+                             << ", got " << indices.size();
   return success();
 }
+
+LogicalResult LoadIndexOp::verify() { return verifyElementRead(*this, getSource(), getIndices()); }
+
+LogicalResult LoadScalarOp::verify() { return verifyElementRead(*this, getSource(), getIndices()); }
 
 LogicalResult MaskOp::verify() {
   auto t = cast<TileType>(getTile().getType());

@@ -93,6 +93,20 @@ def Tile_LoadIndexOp : Tile_Op<"load_index", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_LoadScalarOp : Tile_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
+  let summary = "read one element of an f32 tensor as a scalar";
+  let description = [{
+    `%s = tile.load_scalar %scale_b[%i, %kb] : memref<?x?xf32>` reads one
+    f32 element (e.g. the scale of a 128 x 128 block of a block-scaled fp8
+    operand), for use as the scalar of a tile.map. A position outside the
+    tensor reads 0. Every thread reads the same element.
+  }];
+  let arguments = (ins MemRefRankOf<[F32], [1, 2]>:$source, Variadic<Index>:$indices);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$source `[` $indices `]` attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
 def Tile_WindowOp : Tile_Op<"window", [Pure, AttrSizedOperandSegments, AllTypesMatch<["source", "result"]>]> {
   let summary = "a rectangular window of a global tensor, itself a tensor";
   let description = [{

@@ -214,6 +214,23 @@ TEST(Misuse, LoopValueUsedAfterTheLoop) {
   EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.load", {"used outside the loop body"}));
 }
 
+TEST(Misuse, ScalarReadInALoopUsedAfterIt) {
+  Fixture f;
+  Scalar leaked;
+  f.kb.forLoop(0, 4, 1, [&](Index i) { leaked = f.kb.loadScalar(f.C, {i, 0}); });
+  int line = __LINE__ + 1;
+  f.kb.scale(f.acc, f.acc, leaked);
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.map", {"'scale'", "used outside the loop body that reads it"}));
+}
+
+TEST(Misuse, ScalarReadFromATensorThatIsNotF32) {
+  Fixture f;
+  int line = __LINE__ + 1;
+  Scalar s = f.kb.loadScalar(f.ids, {0});
+  f.kb.scale(f.acc, f.acc, s);
+  EXPECT_TRUE(failsAt(f.kb.finish(), line, "tile.load_scalar", {"32-bit float", "memref<?xi32>"}));
+}
+
 TEST(Misuse, IndexArithmeticErrorsPointAtTheConsumingCall) {
   Fixture f;
   KernelBuilder other("other");

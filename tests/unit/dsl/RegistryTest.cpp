@@ -103,6 +103,7 @@ TEST(Registry, GemmParametersAndDefaults) {
                                                           {"xcds", "1"},
                                                           {"schedule", "none"},
                                                           {"instr", "auto"},
+                                                          {"scaling", "tensor"},
                                                           {"scale_a", "1"},
                                                           {"scale_b", "1"},
                                                           {"layout", "nn"},
@@ -132,7 +133,7 @@ TEST(Registry, UnknownParameterListsTheValidOnes) {
   ASSERT_FALSE(k.ok());
   EXPECT_TRUE(contains(k.error(), "kernel 'gemm': unknown parameter 'blockm'")) << k.error();
   EXPECT_TRUE(contains(k.error(), "valid parameters: M, N, K, dtype, out, layout, lda, ldb, ldc, batch, batch_stride_a, "
-                                  "batch_stride_b, batch_stride_c, strided, divisibility, scale_a, scale_b, block_m, "
+                                  "batch_stride_b, batch_stride_c, strided, divisibility, scaling, scale_a, scale_b, block_m, "
                                   "block_n, block_k, waves, stages, group_m, xcds, lds_layout, instr, split_k, part, b_lds, "
                                   "schedule"))
       << k.error();
