@@ -291,6 +291,10 @@ private:
 
   /// The value ids of `at`, or nullopt after a misuse.
   std::optional<std::vector<int>> operands(const std::vector<Index> &at, const char *op);
+  /// Records `op` (tile.load_index, tile.load_scalar): one element of `t` at
+  /// `at`, a new value of `type`; its value id, or nullopt after a misuse.
+  std::optional<int> recordElementRead(const char *op, const Tensor &t, const std::vector<Index> &at,
+                                       record::Type type);
 
   // Checks and records one tile.map; the caller holds the Call.
   void emitMap(MapFn fn, const Tile &dst, std::vector<Tile> inputs, MapOptions options,

@@ -162,34 +162,36 @@ inline Tensor KernelBuilder::window(const Tensor &t, const std::vector<Index> &o
   return Tensor(&s, static_cast<int>(s.tensors.size()) - 1);
 }
 
+inline std::optional<int> KernelBuilder::recordElementRead(const char *op, const Tensor &t,
+                                                           const std::vector<Index> &at, record::Type type) {
+  detail::State &s = *state_;
+  const detail::TensorInfo *x = s.tensor(t, op, "source");
+  if (!x)
+    return std::nullopt;
+  auto p = operands(at, op);
+  if (!p)
+    return std::nullopt;
+  int vid = s.newValue(std::move(type));
+  s.body.push_back(s.addLine({op, {{x->vid}, *p}, {vid}}));
+  return vid;
+}
+
 inline Index KernelBuilder::loadIndex(const Tensor &t, const std::vector<Index> &at, SourceLoc loc) {
   detail::State &s = *state_;
   detail::Call call(&s, loc);
-  const char *op = "tile.load_index";
-  const detail::TensorInfo *x = s.tensor(t, op, "source");
-  if (!x)
+  std::optional<int> vid = recordElementRead("tile.load_index", t, at, detail::State::indexType());
+  if (!vid)
     return detail::State::literal(0);
-  auto p = operands(at, op);
-  if (!p)
-    return detail::State::literal(0);
-  int vid = s.newValue(detail::State::indexType());
-  s.body.push_back(s.addLine({op, {{x->vid}, *p}, {vid}}));
-  return s.value(s.addValue(s.temp(), s.regions.back(), vid));
+  return s.value(s.addValue(s.temp(), s.regions.back(), *vid));
 }
 
 inline Scalar KernelBuilder::loadScalar(const Tensor &t, const std::vector<Index> &at, SourceLoc loc) {
   detail::State &s = *state_;
   detail::Call call(&s, loc);
-  const char *op = "tile.load_scalar";
-  const detail::TensorInfo *x = s.tensor(t, op, "source");
-  if (!x)
+  std::optional<int> vid = recordElementRead("tile.load_scalar", t, at, record::Type::scalar(record::Type::F32));
+  if (!vid)
     return Scalar();
-  auto p = operands(at, op);
-  if (!p)
-    return Scalar();
-  int vid = s.newValue(record::Type::scalar(record::Type::F32));
-  s.body.push_back(s.addLine({op, {{x->vid}, *p}, {vid}}));
-  s.scalars.push_back({vid, s.regions.back()});
+  s.scalars.push_back({*vid, s.regions.back()});
   return Scalar(&s, static_cast<int>(s.scalars.size()) - 1);
 }
 

@@ -70,6 +70,19 @@ TEST(Recording, EveryShippedKernelReadsBackFromItsJson) {
   }
 }
 
+// A scalar read from a tensor in the loop (the block-scaled GEMM's scale of B)
+// survives the JSON as a value of type f32 used by the map.
+TEST(Recording, BlockScaledGemmReadsBackFromItsJson) {
+  Result<Kernel> k = kernels::findKernel("gemm")->build({{"dtype", "e4m3"}, {"scaling", "block"}, {"layout", "nt"},
+                                                         {"block_k", "128"}});
+  ASSERT_TRUE(k.ok()) << k.error();
+  llvm::Expected<Kernel> back = import::kernelFromJson(k->toJson(), "gemm.json");
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  const std::string ir = test::text(*back);
+  EXPECT_EQ(ir, test::text(*k));
+  EXPECT_NE(ir.find("tile.load_scalar"), std::string::npos) << ir;
+}
+
 TEST(Recording, MalformedJsonNamesThePlace) {
   std::string good = smallKernel().toJson();
   EXPECT_NE(readError("{"), "");
