@@ -261,8 +261,7 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
     kb.fill(*part, 0.0);  // absorbed by the gemm where its instruction can overwrite
     kb.gemm(a, b, *part, {.transposeB = bNK, .scope = config.instr});
     kb.scale(*rowScale, *rowScale, scaleOfB);
-    kb.mul(*part, *part, *rowScale);
-    kb.add(acc, acc, *part);
+    kb.mulAdd(acc, *part, *rowScale);
   });
 
   if (split) {

@@ -133,8 +133,10 @@ Problem gemmBlockScaledProblem(int64_t M, int64_t N, int64_t K, DType out, DType
   // Per k block b the kernel forms P_b = A_b @ B_b in f32 (exact products, so
   // it errs by at most n_b*u*mag_b, n_b <= 128 terms, mag_b = sum|a||b| over
   // the block, u = 2^-24, as gemmProblem's bound), the scale s_b = fl(sa*sb)
-  // and the term fl(s_b * P_b): two roundings, (1+u)^2. The f32 sum of the
-  // nb = ceil(K/128) terms errs by at most nb*u*sum_b|term_b|, and C's
+  // and adds s_b * P_b to the accumulator in one fused multiply-add: with the
+  // scale's rounding at most two roundings per term, (1+u)^2, and the f32 sum
+  // of the nb = ceil(K/128) terms errs by at most nb*u*sum_b|term_b| (the
+  // bound of a multiply, then an add, so it covers the fused form), and C's
   // rounding by uOut. So, with s_b = scale_a[i,b] * scale_b[j/128,b] exact:
   //   |C - ref| <= (1+uOut) * ((1+u)^2 (1+nb u) * sum_b |s_b| 128 u mag_b
   //                            + ((1+u)^2 (1+nb u) - 1) * sum_b |s_b P_b|) + uOut*|ref|.

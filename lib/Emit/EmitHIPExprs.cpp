@@ -98,17 +98,20 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   case F::eq: fn = "x == y ? 1.0f : 0.0f"; break;
   case F::neg_inf_where: fn = "y != 0.0f ? -__builtin_inff() : x"; break;
   case F::le: fn = "x <= y ? 1.0f : 0.0f"; break;
+  case F::mul_add: fn = "__builtin_fmaf(x, y, d)"; break;
   }
   if (m.getBroadcastCols())
     return m.emitOpError() << "column broadcasts of rank-1 tiles are not supported by the HIP emitter yet (a [1, "
                               "N] tile broadcasts over the rows of a tile in a blocked layout)";
   bool binary = tile::MapOp::isBinary(m.getFn());
+  // An update (mul_add) reads the destination's old value as `d`.
+  const bool update = m.getFn() == F::mul_add;
   std::string capture = m.getScalarValue() ? "=" : "";
-  line() << "tl::map(" << name(m.getDest());
+  line() << (update ? "tl::update(" : "tl::map(") << name(m.getDest());
   for (Value in : m.getInputs())
     os << ", " << name(in);
-  os << ", [" << capture << "](float x" << (binary ? ", float y" : "") << ") { return " << fn
-     << "; });\n";
+  os << ", [" << capture << "](" << (update ? "float d, " : "") << "float x" << (binary ? ", float y" : "")
+     << ") { return " << fn << "; });\n";
   return success();
 }
 

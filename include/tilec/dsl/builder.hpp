@@ -208,6 +208,11 @@ public:
   void min(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
     map(MapFn::min, dst, lhs, rhs, o, loc);
   }
+  /// dst = dst + lhs * rhs with one rounding (a fused multiply-add): e.g. a
+  /// scaled product joining an accumulator, acc += part * row_scale.
+  void mulAdd(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {}, SourceLoc loc = {}) {
+    map(MapFn::mul_add, dst, lhs, rhs, o, loc);
+  }
   /// dst = exp2(lhs - rhs), the online-softmax rescaling (P = exp2(S - m)).
   void subExp2(const Tile &dst, const Tile &lhs, const Tile &rhs, MapOptions o = {},
                SourceLoc loc = {});

@@ -42,7 +42,8 @@ enum class MapFn {
   safe_div, // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
   eq,       // 1 where lhs == rhs, else 0
   neg_inf_where, // -inf where rhs != 0, else lhs
-  le            // 1 where lhs <= rhs, else 0
+  le,           // 1 where lhs <= rhs, else 0
+  mul_add       // dst + lhs * rhs, one rounding (fma): reads the destination too
 };
 
 enum class ReduceKind { sum, max, min };
@@ -168,6 +169,7 @@ inline const char *mapFnName(MapFn fn) {
   case MapFn::eq: return "eq";
   case MapFn::neg_inf_where: return "neg_inf_where";
   case MapFn::le: return "le";
+  case MapFn::mul_add: return "mul_add";
   }
   return "?";
 }

@@ -55,7 +55,8 @@ def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     I32EnumAttrCase<"safe_div", 27>,   // lhs / rhs, 0 where rhs is 0 (softmax rows that saw no key)
     I32EnumAttrCase<"eq", 28>,         // 1 where lhs == rhs, else 0 (argmax, one-hot masks)
     I32EnumAttrCase<"neg_inf_where", 29>, // -inf where rhs != 0, else lhs (drop what top-k selected)
-    I32EnumAttrCase<"le", 30>          // 1 where lhs <= rhs, else 0
+    I32EnumAttrCase<"le", 30>,         // 1 where lhs <= rhs, else 0
+    I32EnumAttrCase<"mul_add", 31>     // dst + lhs * rhs, one rounding: reads the destination too
   ]> {
   let cppNamespace = "::tilec::tile";
 }

@@ -115,6 +115,28 @@ template <class A, class B, class F> TL_INLINE void map(A &dst, const A &lhs, co
       for (int e = 0; e < A::E; ++e)
         dst.v[i][j][e] = f(lhs.v[i][j][e], rhs.v[i][e % B::RE]);
 }
+/// dst = f(dst, lhs, rhs) elementwise: an update that reads the destination
+/// (mul_add).
+template <class A, class F> TL_INLINE void update(A &dst, const A &lhs, const A &rhs, F f) {
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
+      for (int e = 0; e < A::E; ++e)
+        dst.v[i][j][e] = f(dst.v[i][j][e], lhs.v[i][j][e], rhs.v[i][j][e]);
+}
+/// The same with rhs broadcast along each row.
+template <class A, class B, class F> TL_INLINE void update(A &dst, const A &lhs, const Rows<B> &rhs, F f) {
+  static_assert(same_rows<A, B>, "row vector of a tile whose rows live on other lanes");
+  TL_UNROLL
+  for (int i = 0; i < A::TM; ++i)
+    TL_UNROLL
+    for (int j = 0; j < A::TN; ++j)
+      TL_UNROLL
+      for (int e = 0; e < A::E; ++e)
+        dst.v[i][j][e] = f(dst.v[i][j][e], lhs.v[i][j][e], rhs.v[i][e % B::RE]);
+}
 template <class A, class F> TL_INLINE void map(Rows<A> &dst, const Rows<A> &src, F f) {
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)

@@ -112,6 +112,21 @@ TL_INLINE void map(Blocked<R, C, P> &dst, const Blocked<R, C, P> &lhs, const Blo
         dst.v[i][k][e] = f(lhs.v[i][k][e], rhs.v[R2 == 1 ? 0 : i][C2 == 1 ? 0 : k][C2 == 1 ? 0 : e]);
 }
 
+/// dst = f(dst, lhs, rhs) elementwise, rhs the same shape or broadcast as
+/// in map: an update that reads the destination (mul_add).
+template <int R, int C, class P, int R2, int C2, class F>
+TL_INLINE void update(Blocked<R, C, P> &dst, const Blocked<R, C, P> &lhs, const Blocked<R2, C2, P> &rhs, F f) {
+  static_assert((R2 == R || R2 == 1) && (C2 == C || C2 == 1), "update: rhs does not broadcast");
+  using B = Blocked<R, C, P>;
+  TL_UNROLL
+  for (int i = 0; i < B::RR; ++i)
+    TL_UNROLL
+    for (int k = 0; k < B::CR; ++k)
+      TL_UNROLL
+      for (int e = 0; e < B::V; ++e)
+        dst.v[i][k][e] = f(dst.v[i][k][e], lhs.v[i][k][e], rhs.v[R2 == 1 ? 0 : i][C2 == 1 ? 0 : k][C2 == 1 ? 0 : e]);
+}
+
 /// x combined with the values of the lanes whose ids differ from this lane's
 /// in the bits First, 2 First, ..., First * (Count / 2): every lane of such a
 /// group gets op over the group. Groups of consecutive lanes (First = 1) use

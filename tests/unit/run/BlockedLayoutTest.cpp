@@ -222,4 +222,60 @@ INSTANTIATE_TEST_SUITE_P(Targets, BlockedReductions,
                                   kReductionCases[std::get<1>(info.param)].name;
                          });
 
+/// Y = Y + X * W in place (mul_add, one rounding) on a blocked tile, W a
+/// [1, cols] row broadcast over the rows: the update reads the destination.
+TEST(BlockedMulAdd, ReadsTheDestinationAndRoundsOnce) {
+  constexpr int64_t R = 8, C = 64, rows = 13, cols = 100;
+  KernelInfo info;
+  info.name = "blocked_mul_add";
+  info.build = [](const KernelParams &) -> Result<Kernel> {
+    KernelBuilder kb("blocked_mul_add", {.numWaves = 2});
+    Tensor X = kb.tensor("X", DType::f32, 2), W = kb.tensor("W", DType::f32, 2), Y = kb.tensor("Y", DType::f32, 2);
+    kb.grid({GridExtent::ceilDiv(X, 0, R), GridExtent::ceilDiv(X, 1, C)});
+    Index r0 = kb.blockId(0) * R, c0 = kb.blockId(1) * C;
+    Tile x = kb.regTile("x", {R, C}, DType::f32), y = kb.regTile("y", {R, C}, DType::f32),
+         w = kb.regTile("w", {1, C}, DType::f32);
+    kb.load(X, {r0, c0}, x);
+    kb.load(Y, {r0, c0}, y);
+    kb.load(W, {0, c0}, w);
+    kb.mulAdd(y, x, w);
+    kb.store(y, Y, {r0, c0});
+    Kernel k = kb.finish();
+    if (!k.ok())
+      return Error{k.error()};
+    return k;
+  };
+  info.problem = [](const KernelParams &) -> Result<Problem> {
+    Problem p;
+    // Y is read and written: its initial contents are random like the inputs'.
+    std::vector<double> y0(rows * cols);
+    for (int64_t i = 0; i < rows * cols; ++i)
+      y0[i] = double(int64_t(i * 7919 % 2001) - 1000) / 1024.0;  // exact in f32
+    p.tensors.push_back({"X", DType::f32, {rows, cols}});
+    p.tensors.push_back({"W", DType::f32, {1, cols}});
+    p.tensors.push_back({"Y", DType::f32, {rows, cols}, true, y0});
+    // One rounding of the exact y + x w (a fused multiply-add): u |ref|.
+    p.toleranceRule = "u |y + x w| (one rounding)";
+    p.reference = [](const std::vector<std::vector<double>> &v, std::vector<std::vector<double>> &expected,
+                     std::vector<std::vector<double>> &tolerance) {
+      const std::vector<double> &x = v[0], &w = v[1], &y = v[2];
+      std::vector<double> out(rows * cols), tol(rows * cols);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          out[r * cols + c] = y[r * cols + c] + x[r * cols + c] * w[c];
+          tol[r * cols + c] = kU * std::fabs(out[r * cols + c]);
+        }
+      expected = {std::move(out)};
+      tolerance = {std::move(tol)};
+    };
+    return p;
+  };
+  for (const char *arch : kTargets) {
+    SCOPED_TRACE(arch);
+    Result<RunResult> r = runAndVerify(info, {}, runcheck::emulatorOn(arch, /*seed=*/3));
+    ASSERT_TRUE(r.ok()) << r.error();
+    runcheck::expectVerifiedAndClean(*r);
+  }
+}
+
 } // namespace
