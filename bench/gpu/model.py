@@ -1,6 +1,7 @@
 """The compiled-code cost model (lib/Model, docs/cost-model.md) next to an H200
-run: for each measured row whose launch shape it knows (GEMM, attention forward,
-paged decode without splits, the element-wise kernels),
+run: for each measured row whose launch shape it knows (GEMM, fp8 GEMM with
+tensor or block scales, attention forward, paged decode without splits, the
+element-wise kernels),
 runs `tilec-model` on the same sm_90a kernel and writes
 {row key: {model_ms, bound, terms_ms, ...}} as JSON for report.py.
 
@@ -48,6 +49,20 @@ def strided_gemm_launch(r):
     return "gemm", plan._strided_gemm_params(m, n, k, r["config"]), {
         "workgroups": wgs, "flops-per-workgroup": 2.0 * bm * bn * bk * math.ceil(k / bk),
         "hbm-bytes": 2.0 * (m * k + k * n + m * n)}
+
+
+def _fp8_gemm_launch(params_of):
+    """fp8 GEMM rows ("MxNxK e4m3"): 1-byte A and B, bf16 C; block scales add
+    one f32 per 1x128 group of A and per 128x128 block of B."""
+    def launch(r):
+        m, n, k = (int(x) for x in r["shape"].split()[0].split("x"))
+        bm, bn, bk = (int(x) for x in r["config"].split()[:3])
+        params = params_of(m, n, k, r["config"])
+        scales = 4.0 * (m + math.ceil(n / 128)) * math.ceil(k / 128) if params.get("scaling") == "block" else 0.0
+        return "gemm", params, {"workgroups": math.ceil(m / bm) * math.ceil(n / bn),
+                                "flops-per-workgroup": 2.0 * bm * bn * bk * math.ceil(k / bk),
+                                "hbm-bytes": 1.0 * (m * k + k * n) + 2.0 * m * n + scales}
+    return launch
 
 
 def attention_launch(r):
@@ -125,6 +140,8 @@ def rope_launch(r):
 
 
 LAUNCHES = {"gemm": gemm_launch, "strided_gemm": strided_gemm_launch, "attention": attention_launch,
+            "fp8_gemm": _fp8_gemm_launch(plan._fp8_gemm_params),
+            "fp8_block_gemm": _fp8_gemm_launch(plan._fp8_block_gemm_params),
             "paged_decode": decode_launch,
             "rms_norm": _rowwise_launch("rms_norm", plan.NORM_CONFIGS, plan._norm_params),
             "rms_norm_fp8": _rowwise_launch("rms_norm", plan.NORM_FP8_CONFIGS,
