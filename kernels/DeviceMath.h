@@ -50,6 +50,14 @@ inline constexpr double kSubExp2 = kApprox;
 inline constexpr double kSqrt = 2.2;
 inline constexpr double kRsqrt = 2.2;
 
+/// tanh(x): below |x| = 1/2 the polynomial's truncation (1.7), the final sum
+/// (1) and its correction term x y p, at most |x| / 12, carrying y's, p's and
+/// the products' roundings (about 6, so 0.5 of the result); above, with
+/// e = e^-2|x| <= e^-1 (kExp: 2|x| is exact), 1 - e magnifies e's error by
+/// e / (1 - e) <= 0.582 and rounds (1), 1 + e by e / (1 + e) <= 0.269 and
+/// rounds (1), and the quotient adds kDiv: 0.851 kExp + 2 + kDiv = 7.6.
+inline constexpr double kTanh = 0.851 * kExp + 2 + kDiv;
+
 /// Absolute: hw::exp2 may give 0 for a result below 2^-126 (subnormal), and a
 /// subnormal result of a division rounds to a multiple of 2^-149; a function
 /// that multiplies such a value by m afterwards (silu, gelu_tanh: by x) errs

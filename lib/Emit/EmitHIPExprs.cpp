@@ -87,6 +87,7 @@ LogicalResult Emitter::emitMap(tile::MapOp m) {
   case F::sqrt: fn = "tl::sqrt(x)"; break;
   case F::rsqrt: fn = "tl::rsqrt(x)"; break;
   case F::abs: fn = "__builtin_fabsf(x)"; break;
+  case F::tanh: fn = "tl::tanh(x)"; break;
   case F::add: fn = "x + y"; break;
   case F::sub: fn = "x - y"; break;
   case F::mul: fn = "x * y"; break;

@@ -248,6 +248,7 @@ public:
   void sqrt(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::sqrt, dst, src, loc); }
   void rsqrt(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::rsqrt, dst, src, loc); }
   void abs(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::abs, dst, src, loc); }
+  void tanh(const Tile &dst, const Tile &src, SourceLoc loc = {}) { map(MapFn::tanh, dst, src, loc); }
   /// A workgroup barrier that also orders global memory (a release/acquire
   /// fence at workgroup scope around it): stores before it are seen by loads
   /// and overwritten by stores after it, from any wave. LDS accesses get their

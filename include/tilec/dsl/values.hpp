@@ -35,7 +35,7 @@ enum class MapFn {
   scale,      // src * scalar
   add_scalar, // src + scalar
   ceil,       // rounded up to an integer
-  sqrt, rsqrt, abs,
+  sqrt, rsqrt, abs, tanh,
   // binary: dst = f(lhs, rhs)
   add, sub, mul, div, max, min,
   sub_exp2, // exp2(lhs - rhs), 0 where rhs is -inf: online-softmax rescaling
@@ -158,6 +158,7 @@ inline const char *mapFnName(MapFn fn) {
   case MapFn::sqrt: return "sqrt";
   case MapFn::rsqrt: return "rsqrt";
   case MapFn::abs: return "abs";
+  case MapFn::tanh: return "tanh";
   case MapFn::add: return "add";
   case MapFn::sub: return "sub";
   case MapFn::mul: return "mul";

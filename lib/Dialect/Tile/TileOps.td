@@ -44,6 +44,7 @@ def Tile_MapFn : I32EnumAttr<"MapFn", "elementwise function", [
     I32EnumAttrCase<"sqrt", 13>,
     I32EnumAttrCase<"rsqrt", 14>,      // 1 / sqrt(src)
     I32EnumAttrCase<"abs", 15>,
+    I32EnumAttrCase<"tanh", 16>,
     // binary: dst = f(lhs, rhs); rhs may be broadcast (see tile.map)
     I32EnumAttrCase<"add", 20>,
     I32EnumAttrCase<"sub", 21>,

@@ -177,6 +177,10 @@ std::vector<MapCase> mapCases() {
   c.push_back({MapFn::rsqrt, withSpecial({0.0, kInf, 1e-40, 0x1p-149}, powersOfTwo(-149, 127.9, kCount, false)), {},
                [](double x, double) { return x == 0 ? kInf : 1 / std::sqrt(x); }, within(dm::kRsqrt, 0)});
   c.push_back({MapFn::abs, wide, {}, [](double x, double) { return std::fabs(x); }, exactly()});
+  // Both branches (|x| below and above 1/2), the saturation (tanh = +-1 to
+  // f32 beyond |x| ~ 9), infinities and a subnormal (tanh x = x).
+  c.push_back({MapFn::tanh, withSpecial({0.0, 0.5, -0.5, kInf, -kInf, 1e-40}, spaced(-12, 12, kCount)), {},
+               [](double x, double) { return std::tanh(x); }, within(dm::kTanh)});
   c.push_back({MapFn::add, wide, other, [](double x, double y) { return double(f32(x) + f32(y)); }, exactly()});
   c.push_back({MapFn::sub, wide, other, [](double x, double y) { return double(f32(x) - f32(y)); }, exactly()});
   c.push_back({MapFn::mul, wide, other, [](double x, double y) { return double(f32(x) * f32(y)); }, exactly()});
