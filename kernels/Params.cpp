@@ -200,4 +200,9 @@ int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fal
   return ec == std::errc() && ptr == end && v >= 1 && v <= (int64_t(1) << 20) ? v : fallback;
 }
 
+std::string givenOr(const KernelParams &p, const std::string &name, const std::string &fallback) {
+  auto it = p.find(name);
+  return it == p.end() ? fallback : it->second;
+}
+
 } // namespace tilec::kernels

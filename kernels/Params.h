@@ -22,6 +22,10 @@ Result<KernelParams> parseParamFlags(const std::vector<std::string> &flags);
 /// reports that one). For target defaults that depend on the problem's size.
 int64_t givenInteger(const KernelParams &p, const std::string &name, int64_t fallback);
 
+/// The value of -p `name` as given, else `fallback`: for target defaults that
+/// follow a parameter's spelling (layout=nt, scaling=block).
+std::string givenOr(const KernelParams &p, const std::string &name, const std::string &fallback);
+
 /// Parameter values for one build: the given ones over the defaults, each
 /// checked against its declared ParamSpec when the reader is made (an unknown
 /// name or a bad value: error() describes the first, naming the kernel, the

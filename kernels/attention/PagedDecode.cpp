@@ -196,14 +196,11 @@ int64_t pagedDecodeSplits(const KernelParams &p, const TargetInfo &t) {
   const model::DeviceFacts *device = model::deviceFacts(t.arch);
   if (!device)
     return 1;
-  auto get = [&](const char *k, const char *d) {
-    auto it = p.find(k);
-    return std::atoll((it == p.end() ? d : it->second.c_str()));
-  };
-  const int64_t waves = std::max<int64_t>(1, get("waves", "1"));
-  const int64_t workgroups = get("batch", "4") * get("q_per_seq", "1") * get("kv_heads", "8");
+  const int64_t waves = givenInteger(p, "waves", 1);
+  const int64_t workgroups = givenInteger(p, "batch", 4) * givenInteger(p, "q_per_seq", 1) * givenInteger(p, "kv_heads", 8);
   const int64_t slots = int64_t(device->units) * device->simdsPerUnit / waves;  // one-wave workgroups: SIMDs
-  const int64_t blocks = (get("seq_k", "300") + get("block_size", "16") - 1) / get("block_size", "16");
+  const int64_t blockSize = givenInteger(p, "block_size", 16);
+  const int64_t blocks = (givenInteger(p, "seq_k", 300) + blockSize - 1) / blockSize;
   if (workgroups <= 0 || 2 * workgroups >= slots)
     return 1;
   const int64_t fill = slots / workgroups;

@@ -125,6 +125,16 @@ Result<Kernel> buildGemmReduce(const GemmConfig &config) {
 
 } // namespace
 
+std::string gemmBlockScalingRefusal(DType dtype, bool splitK, bool strided) {
+  if (!isFp8(dtype))
+    return "kernel 'gemm': scaling=block needs 8-bit operands (dtype=fp8, bf8, e4m3 or e5m2), got dtype=" +
+           std::string(dtypeName(dtype));
+  if (splitK || strided)
+    return "kernel 'gemm': scaling=block takes contiguous operands without split-K (split_k=1; no lda, ldb, ldc or "
+           "batch)";
+  return "";
+}
+
 Result<Kernel> buildGemm(const GemmConfig &config) {
   using namespace dsl;
   if (config.splitK > 1 && config.part == GemmConfig::Part::Reduce)
@@ -138,12 +148,8 @@ Result<Kernel> buildGemm(const GemmConfig &config) {
   const bool blockScaled = config.scaling == GemmConfig::Scaling::Block;
   if (blockScaled) {
     const std::string given = " (block_k=" + std::to_string(BK) + ", block_n=" + std::to_string(BN) + ")";
-    if (!isFp8(config.dtype))
-      return Error{"kernel 'gemm': scaling=block needs 8-bit operands (dtype=fp8, bf8, e4m3 or e5m2), got dtype=" +
-                   std::string(dtypeName(config.dtype))};
-    if (split || config.strided)
-      return Error{"kernel 'gemm': scaling=block takes contiguous operands without split-K (split_k=1; no lda, ldb, "
-                   "ldc or batch)"};
+    if (std::string why = gemmBlockScalingRefusal(config.dtype, split, config.strided); !why.empty())
+      return Error{why};
     if (kGemmScaleBlock % BK != 0 || kGemmScaleBlock % BN != 0)
       return Error{"kernel 'gemm': scaling=block needs block_k and block_n dividing " +
                    std::to_string(kGemmScaleBlock) + ", the k and n extent of one scale" + given};

@@ -102,6 +102,11 @@ int64_t gemmLdsBytes(const GemmConfig &config);
 /// operands: 1 x 128 groups of A's rows, 128 x 128 blocks of B.
 inline constexpr int64_t kGemmScaleBlock = 128;
 
+/// Why scaling=block does not apply to these operands ("" where it does): it
+/// needs 8-bit ones, contiguous and without split-K. The build and the
+/// problem of `gemm` both refuse with it.
+std::string gemmBlockScalingRefusal(DType dtype, bool splitK, bool strided);
+
 Result<Kernel> buildGemm(const GemmConfig &config);
 
 } // namespace tilec::kernels

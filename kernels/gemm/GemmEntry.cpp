@@ -215,7 +215,7 @@ KernelInfo gemmKernelInfo() {
   // of an N x K tile 8 bytes at a time (the 128 x 128 x 32 default: 215
   // VGPRs against 222, no spills either way).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
-    auto get = [&](const char *k, const char *d) { auto it = p.find(k); return it == p.end() ? std::string(d) : it->second; };
+    auto get = [&](const char *k, const char *d) { return givenOr(p, k, d); };
     const std::string layout = get("layout", "nn"), dt = get("dtype", "bf16");
     const bool transA = layout.size() == 2 && layout[0] == 't', transB = layout.size() == 2 && layout[1] == 't';
     const bool eightBit = dt == "fp8" || dt == "bf8" || dt == "e4m3" || dt == "e5m2";
@@ -323,13 +323,11 @@ KernelInfo gemmKernelInfo() {
     if (!eightBit && (scaleA != 1.0 || scaleB != 1.0))
       return Error{"kernel 'gemm': parameters 'scale_a' and 'scale_b' apply to dtype=fp8, bf8, e4m3 or e5m2 only"};
     if (p.choice("scaling") == "block") {
-      // The build refuses the other combinations (16-bit operands, split-K,
-      // strides) with the reason.
       if (scaleA != 1.0 || scaleB != 1.0)
         return Error{"kernel 'gemm': with scaling=block, scale_a and scale_b are tensors (filled at random by "
                      "--run); parameters 'scale_a' and 'scale_b' apply to scaling=tensor"};
-      if (!eightBit || strided || splitK > 1)
-        return Error{"kernel 'gemm': scaling=block needs 8-bit operands, contiguous and without split-K"};
+      if (std::string why = gemmBlockScalingRefusal(in, splitK > 1, strided); !why.empty())
+        return Error{why};
       return gemmBlockScaledProblem(M, N, K, out, in, l);
     }
     if (strided) {

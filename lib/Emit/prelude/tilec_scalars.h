@@ -280,7 +280,7 @@ TL_INLINE float tanh(float x) {
     return x + x * (y * p);
   }
   const float e = exp(-2.0f * a), t = div(1.0f - e, 1.0f + e);
-  return x < 0.0f ? -t : __builtin_isnan(x) ? x : t;
+  return x < 0.0f ? -t : t;  // NaN: e and t are NaN
 }
 /// 0.5 x (1 + tanh(z)), z = sqrt(2/pi) (x + 0.044715 x^3), evaluated as
 /// x sigmoid(2z) (the same function: 1 + tanh(z) = 2 sigmoid(2z)), which does
