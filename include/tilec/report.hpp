@@ -13,7 +13,7 @@ namespace tilec {
 /// model counts.
 struct LdsTileReport {
   std::string name;          ///< the DSL's tile name (e.g. a_lds)
-  std::string role;          ///< "A" or "B" for a gemm operand, else empty
+  std::string role;          ///< "A" or "B" for a gemm operand, "conversion" for a layout conversion's, else empty
   int64_t bytes = 0;         ///< all its buffers
   int readBytes = 0;         ///< gemm operand reads: bytes per LDS read (0: not a gemm operand)
   int writeBytes = 0;        ///< bytes per LDS write of its loads

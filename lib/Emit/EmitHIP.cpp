@@ -65,8 +65,8 @@ std::string floatLiteral(double v) {
   return s + "f";
 }
 
-/// What the report says of LDS tile `a`: its role as a gemm operand and its
-/// access widths (tilec-allocate-lds's choice).
+/// What the report says of LDS tile `a`: its role (a gemm operand, or a
+/// layout conversion's) and its access widths (tilec-allocate-lds's choice).
 EmittedLdsTile ldsTileReport(tile::AllocOp a, int64_t writeVec, int64_t readVec) {
   const int64_t eb = std::max<int64_t>(1, a.getType().getElementType().getIntOrFloatBitWidth() / 8);
   EmittedLdsTile r;
@@ -80,6 +80,8 @@ EmittedLdsTile ldsTileReport(tile::AllocOp a, int64_t writeVec, int64_t readVec)
   for (Operation *u : a->getUsers())
     if (auto v = dyn_cast<tile::ViewOp>(u))
       values.push_back(v.getResult());
+  if (a->hasAttr(pattr::kLayoutConversion))
+    r.role = "conversion";
   for (Value v : values)
     for (Operation *u : v.getUsers())
       if (auto g = dyn_cast<tile::GemmOp>(u); g && (g.getA() == v || g.getB() == v)) {

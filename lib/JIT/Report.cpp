@@ -55,7 +55,7 @@ std::string Report::toText() const {
   text += fmt::format("  code object  {} bytes\n", codeObjectBytes);
   for (const LdsTileReport &t : ldsTiles)
     text += fmt::format("  lds tile     {}{}: {} bytes, {}-byte writes, {}, {} modelled conflict cycles\n", t.name,
-                        t.role.empty() ? "" : " (operand " + t.role + ")", t.bytes, t.writeBytes,
+                        t.role.empty() ? "" : t.role == "conversion" ? " (layout conversion)" : " (operand " + t.role + ")", t.bytes, t.writeBytes,
                         t.readBytes > 0 ? fmt::format("{}-byte operand reads", t.readBytes) : std::string("no operand reads"),
                         t.bankConflicts);
   return text;

@@ -1,10 +1,13 @@
 // tilec-infer-layouts: register layouts flow from the matrix instructions;
-// the tiles they do not reach get a blocked layout.
+// the tiles they do not reach get a blocked layout. Where an op meets both
+// kinds (a [1, N] bias broadcast onto an accumulator, an accumulator's column
+// sums), its input is converted through LDS.
 #include "Transforms/PassDetail.h"
 #include "Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/bit.h"
 
 namespace tilec {
@@ -27,6 +30,20 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   /// of any shape share it.
   llvm::DenseMap<Value, tile::BlockedLayoutAttr> blocked;
   std::vector<Value> blockedOrder;  // in the order they were assigned
+  /// An input that `op` reads in another layout than the one it has: a map
+  /// input that cannot take the map destination's layout (a [1, N] row or
+  /// [M, 1] column broadcast onto an accumulator-layout tile, which no
+  /// matrix-instruction layout holds, or a tile of the other kind of layout),
+  /// or an accumulator-layout source of a reduction into a blocked tile.
+  /// insertConversions reads `input` through LDS into a register tile of
+  /// `shape` in the layout of `layoutOf`.
+  struct Conversion {
+    Operation *op;
+    Value input, layoutOf;
+    SmallVector<int64_t> shape;
+  };
+  std::vector<Conversion> conversions;  // in the order found
+  llvm::DenseSet<std::pair<Operation *, Value>> converted;
   bool changed = false;
   bool failedFlag = false;
 
@@ -135,6 +152,21 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     });
   }
 
+  /// Whether input `in` of `m` is read through a conversion (see
+  /// conversions): a rank-2 register tile that is a row or column broadcast
+  /// onto an accumulator-layout destination, or whose layout is of the other
+  /// kind than the destination's.
+  bool needsConversion(tile::MapOp m, Value in) {
+    Value d = m.getDest();
+    auto dt = cast<tile::TileType>(d.getType()), it = cast<tile::TileType>(in.getType());
+    if (in == d || !dt.isReg() || !it.isReg() || dt.getRank() != 2 || it.getRank() != 2)
+      return false;
+    const bool dAcc = layouts.count(d), dBlocked = blocked.count(d);
+    if (dt.getShape() != it.getShape())
+      return dAcc && ((it.rows() == 1 && it.cols() == dt.cols()) || (it.cols() == 1 && it.rows() == dt.rows()));
+    return (dAcc && blocked.count(in)) || (dBlocked && layouts.count(in));
+  }
+
   /// Spreads layouts over map/reduce/copy relations until nothing changes.
   void propagate(func::FuncOp f) {
     do {
@@ -146,11 +178,30 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
             if (it.getRank() == 1 && m.getBroadcastCols() &&
                 cast<tile::TileType>(m.getDest().getType()).getRank() == 2)
               continue; // column vectors get no accumulator layout
+            if (converted.contains({op, in}))
+              continue;
+            if (needsConversion(m, in)) {
+              auto dt = cast<tile::TileType>(m.getDest().getType());
+              conversions.push_back({m, in, m.getDest(), SmallVector<int64_t>(dt.getShape())});
+              converted.insert({op, in});
+              continue;
+            }
             relate(op, m.getDest(), in);
           }
         } else if (auto r = dyn_cast<tile::ReduceOp>(op)) {
-          if (r.getAxis() == 1 || blocked.count(r.getSource()) || blocked.count(r.getDest()))
-            relate(op, r.getSource(), r.getDest());
+          Value src = r.getSource(), dst = r.getDest();
+          if (converted.contains({op, src}))
+            return;
+          if (layouts.count(src) && blocked.count(dst)) {
+            // Accumulator tiles reduce along rows only: the source is read
+            // into the blocked layout of the destination.
+            auto st = cast<tile::TileType>(src.getType());
+            conversions.push_back({r, src, dst, SmallVector<int64_t>(st.getShape())});
+            converted.insert({op, src});
+            return;
+          }
+          if (r.getAxis() == 1 || blocked.count(src) || blocked.count(dst))
+            relate(op, src, dst);
         } else if (auto c = dyn_cast<tile::CopyOp>(op)) {
           relate(op, c.getSource(), c.getDest());
         } else if (auto s = dyn_cast<tile::ScatterOp>(op)) {
@@ -236,7 +287,7 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         break;
       assigned = true;
       // Provisionally with runs of one element, to find the component.
-      size_t first = blockedOrder.size();
+      size_t first = blockedOrder.size(), firstConversion = conversions.size();
       assignBlocked(root, root.getResult(), blockedLayout(root.getType(), 1, lanes, waves));
       propagate(f);
       // Without global accesses, runs of 4: 16 bytes of f32 registers.
@@ -261,6 +312,9 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         for (size_t i = first; i < blockedOrder.size(); ++i)
           blocked.erase(blockedOrder[i]);
         blockedOrder.resize(first);
+        for (size_t i = firstConversion; i < conversions.size(); ++i)
+          converted.erase({conversions[i].op, conversions[i].input});
+        conversions.resize(firstConversion);
         layouts[root.getResult()] = *acc;
         propagate(f);
         continue;
@@ -315,7 +369,61 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
     });
     if (failedFlag)
       return signalPassFailure();
+    insertConversions();
     convertRegisterOperands(f);
+  }
+
+  /// Reads each of `conversions` into a register tile of its shape and
+  /// layout, right before the op: every lane writes the elements it holds
+  /// into an LDS tile of the input's shape (f32, so that nothing is rounded),
+  /// and reads back those the new layout puts on it, a one-row or one-column
+  /// input broadcast over the other axis. The LDS tile is marked for the
+  /// report; a remark says what the conversion costs.
+  void insertConversions() {
+    for (const Conversion &c : conversions) {
+      tile::AllocOp source = allocOf(c.input), like = allocOf(c.layoutOf);
+      auto it = cast<tile::TileType>(c.input.getType());
+      auto wideType = tile::TileType::get(&getContext(), c.shape, Float32Type::get(&getContext()), tile::MemorySpace::reg);
+      Attribute layout = like.getLayoutAttr();
+      if (auto m = dyn_cast<tile::MatrixLayoutAttr>(layout))  // the matrix layout names its tile's shape
+        layout = tile::MatrixLayoutAttr::get(&getContext(), m.getInstr(), m.getWaveGrid(), c.shape);
+      OpBuilder ab(source);
+      ab.setInsertionPointAfter(source);
+      auto lds = ab.create<tile::AllocOp>(source.getLoc(), tile::TileType::get(&getContext(), it.getShape(), ab.getF32Type(), tile::MemorySpace::lds),
+                                          ab.getStringAttr(source.displayName() + ".cvt"), Attribute(), nullptr, nullptr);
+      lds->setAttr(pattr::kLayoutConversion, ab.getUnitAttr());
+      auto wide = ab.create<tile::AllocOp>(source.getLoc(), wideType, ab.getStringAttr(source.displayName() + ".as_" + like.displayName()),
+                                           layout, nullptr, nullptr);
+      OpBuilder b(c.op);
+      b.create<tile::CopyOp>(c.op->getLoc(), c.input, lds.getResult());
+      b.create<tile::CopyOp>(c.op->getLoc(), lds.getResult(), wide.getResult());
+      c.op->replaceUsesOfWith(c.input, wide.getResult());
+      const int64_t threads = int64_t(target ? target->waveSize : 64) * numWavesOf(c.op->getParentOfType<func::FuncOp>());
+      c.op->emitRemark() << "'" << source.displayName() << "' " << shapeOf(it) << " (" << source.getLayoutAttr()
+                         << ") is read in the layout of '" << like.displayName() << "' (" << layout << "), as a "
+                         << shapeOf(wideType) << " tile, through "
+                         << it.getNumElements() * 4 << " bytes of LDS: " << registersPerLane(wideType, layout, threads)
+                         << " more registers per lane";
+    }
+  }
+
+  /// The f32 registers per lane a register tile of type `t` takes in `layout`
+  /// (a blocked layout's footprint may exceed the tile: lanes past its edge
+  /// hold copies).
+  static int64_t registersPerLane(tile::TileType t, Attribute layout, int64_t threads) {
+    if (auto b = dyn_cast<tile::BlockedLayoutAttr>(layout)) {
+      const int64_t rows = t.rows(), cols = t.getRank() == 2 ? t.cols() : 1;
+      auto cdiv = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+      return cdiv(rows, b.laneRows() * b.waveRows()) * cdiv(cols, b.laneCols() * b.waveCols() * b.getVec()) * b.getVec();
+    }
+    return (t.getNumElements() + threads - 1) / threads;
+  }
+
+  static std::string shapeOf(tile::TileType t) {
+    std::string s = "[";
+    for (int64_t d : t.getShape())
+      s += (s.size() > 1 ? ", " : "") + std::to_string(d);
+    return s + "]";
   }
 
   /// Whether gemm `g` reads its A operand `a` (a register tile) in place: the

@@ -26,6 +26,9 @@ inline constexpr const char *kSetprio = "setprio";  // unit on tile.gemm: s_setp
 /// are in flight (0 or 1), and after the loop until none is.
 inline constexpr const char *kMatrixGroupsInFlight = "matrix_groups_in_flight";
 inline constexpr const char *kBankConflicts = "bank_conflicts";  // modelled extra LDS cycles
+/// unit on an LDS tile.alloc: tilec-infer-layouts made it to read a register
+/// tile in another layout (the report names its role "conversion").
+inline constexpr const char *kLayoutConversion = "layout_conversion";
 } // namespace pattr
 
 /// Number of waves per workgroup of a kernel (`tile.num_waves`, default 4).

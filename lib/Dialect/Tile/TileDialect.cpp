@@ -345,9 +345,13 @@ LogicalResult CopyOp::verify() {
                            << shapeStr(s) << " -> " << shapeStr(d);
     return success();
   }
-  if (s.getShape() != d.getShape())
+  // An LDS tile of one row (column) is read into every row (column) of a
+  // register tile: a broadcast, as a map's [1, N] ([M, 1]) input.
+  const bool broadcast = s.isLds() && d.isReg() && s.getRank() == 2 && d.getRank() == 2 &&
+                         ((s.rows() == 1 && s.cols() == d.cols()) || (s.cols() == 1 && s.rows() == d.rows()));
+  if (s.getShape() != d.getShape() && !broadcast)
     return emitOpError() << "copies between tiles of different shapes: " << shapeStr(s) << " -> "
-                         << shapeStr(d);
+                         << shapeStr(d) << " (only an LDS tile of one row or column broadcasts into registers)";
   if (s.isLds() && d.isLds())
     return emitOpError() << "copies LDS to LDS (" << shapeStr(s) << " -> " << shapeStr(d)
                          << "); one side must be a register tile";

@@ -374,16 +374,18 @@ template <class A, class L> TL_INLINE void copy_transposed(const L &dst, const A
       for (int e = 0; e < A::E; ++e)
         dst.store(A::col(j, e), A::row(i, e), from_f32<typename L::elem>(src.v[i][j][e]));
 }
-/// LDS tile -> accumulator tile: each lane reads the elements it holds, as f32.
+/// LDS tile -> accumulator tile: each lane reads the elements it holds, as f32
+/// (an LDS tile of one row or column: broadcast over the other axis).
 template <class A, class L> TL_INLINE void copy_from_lds(A &dst, const L &src) {
-  static_assert(L::rows == A::rows && L::cols == A::cols, "copy_from_lds: shapes differ");
+  static_assert((L::rows == A::rows || L::rows == 1) && (L::cols == A::cols || L::cols == 1),
+                "copy_from_lds: shapes differ");
   TL_UNROLL
   for (int i = 0; i < A::TM; ++i)
     TL_UNROLL
     for (int j = 0; j < A::TN; ++j)
       TL_UNROLL
       for (int e = 0; e < A::E; ++e)
-        dst.v[i][j][e] = to_f32(src.load(A::row(i, e), A::col(j, e)));
+        dst.v[i][j][e] = to_f32(src.load(L::rows == 1 ? 0 : A::row(i, e), L::cols == 1 ? 0 : A::col(j, e)));
 }
 /// Accumulator tile -> LDS tile (e.g. to feed it to another gemm).
 template <class A, class L> TL_INLINE void copy(const L &dst, const A &src) {

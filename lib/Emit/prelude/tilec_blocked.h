@@ -348,17 +348,18 @@ template <int R, int C, class P, class L> TL_INLINE void copy_transposed(const L
           dst.store(B::col(k, e), B::row(i), from_f32<typename L::elem>(src.v[i][k][e]));
 }
 
-/// LDS tile -> register tile: each thread reads the elements it holds.
+/// LDS tile -> register tile: each thread reads the elements it holds (an LDS
+/// tile of one row or column: broadcast over the other axis).
 template <int R, int C, class P, class L> TL_INLINE void copy_from_lds(Blocked<R, C, P> &dst, const L &src) {
   using B = Blocked<R, C, P>;
-  static_assert(L::rows == R && L::cols == C, "copy_from_lds: shapes differ");
+  static_assert((L::rows == R || L::rows == 1) && (L::cols == C || L::cols == 1), "copy_from_lds: shapes differ");
   TL_UNROLL
   for (int i = 0; i < B::RR; ++i)
     TL_UNROLL
     for (int k = 0; k < B::CR; ++k)
       TL_UNROLL
       for (int e = 0; e < B::V; ++e)
-        dst.v[i][k][e] = to_f32(src.load(B::row(i), B::col(k, e)));
+        dst.v[i][k][e] = to_f32(src.load(L::rows == 1 ? 0 : B::row(i), L::cols == 1 ? 0 : B::col(k, e)));
 }
 
 /// Attention masking (tile.mask) on a blocked tile: as mask() on an

@@ -63,15 +63,23 @@ func.func @elementwise(%X: memref<?x?xf32> {tile.divisibility = 4 : i64}, %R: me
 
 // -----
 
-// A [1, N] tile cannot broadcast over a matrix-instruction accumulator (only
-// blocked layouts hold it as a plain tile).
+// A [1, N] tile broadcast over a matrix-instruction accumulator (only blocked
+// layouts hold it as a plain tile) is read into the accumulator's layout
+// through an f32 LDS tile of its shape, right before the map.
+// CHECK-LABEL: func.func @broadcast_over_acc
+// CHECK: %[[W:.*]] = tile.alloc {layout = #tile.blocked<vec = 1, lanes = [1, 64], waves = [1, 4]>, name = "w"} : !tile.tile<1x64xf32, reg>
+// CHECK-NEXT: %[[CVT:.*]] = tile.alloc {layout_conversion, name = "w.cvt"} : !tile.tile<1x64xf32, lds>
+// CHECK-NEXT: %[[WC:.*]] = tile.alloc {layout = #tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [64, 64]>, name = "w.as_c"} : !tile.tile<64x64xf32, reg>
+// CHECK: tile.copy %[[W]] -> %[[CVT]]
+// CHECK-NEXT: tile.copy %[[CVT]] -> %[[WC]] : !tile.tile<1x64xf32, lds>, !tile.tile<64x64xf32, reg>
+// CHECK-NEXT: tile.map mul %{{.*}}, %{{.*}}, %[[WC]] : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>
 func.func @broadcast_over_acc(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32x64xbf16, lds>, %W: memref<?x?xf32>) attributes {tile.num_waves = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c = tile.alloc {name = "c"} : !tile.tile<64x64xf32, reg>
   %w = tile.alloc {name = "w"} : !tile.tile<1x64xf32, reg>
   tile.gemm %a, %b, %c : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
   tile.load %W[%c0, %c0] -> %w : memref<?x?xf32>, !tile.tile<1x64xf32, reg>
-  // expected-error @+1 {{in a matrix-instruction layout}}
+  // expected-remark @+1 {{'w' [1, 64] (#tile.blocked<vec = 1, lanes = [1, 64], waves = [1, 4]>) is read in the layout of 'c' (#tile.matrix<"v_mfma_f32_32x32x8_bf16", wave_grid = [2, 2], shape = [64, 64]>), as a [64, 64] tile, through 256 bytes of LDS: 16 more registers per lane}}
   tile.map mul %c, %c, %w : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<1x64xf32, reg>
   return
 }
