@@ -321,8 +321,8 @@ def _norm_params(hidden, cfg):
 
 
 # ---- silu_and_mul (kernels/elementwise): out = silu(X[:, :I]) * X[:, I:], bf16 ------------------
-SILU_SHAPES = [(4096, 14336), (16, 14336), (333, 11008)]   # (tokens, intermediate)
-SILU_CONFIGS = [{"rows": 4, "chunk": 512, "waves": 4}, {"rows": 1, "chunk": 1024, "waves": 4}]
+SILU_SHAPES = [(4096, 14336), (16, 14336), (333, 11008), (4096, 4096), (16, 8192)]   # (tokens, intermediate)
+SILU_CONFIGS = [{"rows": 4, "chunk": 512, "waves": 4}, {"rows": 1, "chunk": 1024, "waves": 4}, {"rows": 1, "chunk": 4096, "waves": 4}]
 
 
 def silu_key(intermediate, cfg):
@@ -373,7 +373,7 @@ def _silu_fp8_params(intermediate, cfg):
 
 
 # ---- softmax (kernels/elementwise): rows of X [rows, cols] bf16, online over chunks ----------------
-SOFTMAX_SHAPES = [(4096, 4096), (16, 32768), (333, 5000)]   # (rows, cols)
+SOFTMAX_SHAPES = [(4096, 4096), (16, 32768), (333, 5000), (16, 8192)]   # (rows, cols)
 # Rows per workgroup, columns per step, warps (the labels say rows as r). A
 # few long rows (16 x 32768) leave most SMs idle whatever the blocking: there
 # each pass over a row is one dependent round trip per chunk, so the large

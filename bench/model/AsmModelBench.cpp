@@ -24,7 +24,8 @@ struct AsmCase {
   const char *kernel;
   tilec::kernels::KernelParams params;
   /// The launch: GEMM M,N,K; attention / decode: batch, query rows per
-  /// sequence, keys per sequence.
+  /// sequence, keys per sequence; the element-wise kernels: rows (tokens) and
+  /// columns (hidden, intermediate, cols; rope: heads x head_dim).
   int64_t a, b, c;
 };
 
@@ -48,6 +49,17 @@ const AsmCase kCases[] = {
     {"decode_b64_h32_kv8_ctx8192_d128_split2", "paged_decode",
      {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}, {"batch", "64"}, {"seq_k", "8192"}, {"splits", "2"}},
      64, 1, 8192},
+    // The element-wise kernels at 4096 x 4096 and 16 x 8192 (bf16, each
+    // target's default blocking): rows of `rows` per workgroup, a row in
+    // chunks (the loop's trips).
+    {"rms_norm_t4096_h4096", "rms_norm", {{"hidden", "4096"}}, 4096, 4096, 0},
+    {"rms_norm_t16_h8192", "rms_norm", {{"hidden", "8192"}}, 16, 8192, 0},
+    {"silu_and_mul_t4096_i4096", "silu_and_mul", {{"intermediate", "4096"}}, 4096, 4096, 0},
+    {"silu_and_mul_t16_i8192", "silu_and_mul", {{"intermediate", "8192"}}, 16, 8192, 0},
+    {"softmax_r4096_c4096", "softmax", {{"cols", "4096"}}, 4096, 4096, 0},
+    {"softmax_r16_c8192", "softmax", {{"cols", "8192"}}, 16, 8192, 0},
+    {"rope_t4096_h32_kv8_d128", "rope", {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}}, 4096, 4096, 0},
+    {"rope_t16_h32_kv8_d128", "rope", {{"heads", "32"}, {"kv_heads", "8"}, {"head_dim", "128"}}, 16, 4096, 0},
 };
 
 using tilec::bench::param;
@@ -79,7 +91,24 @@ void BM_AsmModel(benchmark::State &state, std::string arch, AsmCase c) {
   std::optional<tilec::CompiledKernel> combine;  // split-KV decode: its second kernel
   tilec::model::LaunchShape combineLaunch;
   combineLaunch.hbmBytes = 0;
-  if (kernel == "gemm") {
+  if (kernel == "rms_norm" || kernel == "silu_and_mul" || kernel == "softmax") {
+    // Bytes as bench/gpu/cases.py counts them: X read and Y written once (rms_norm: the
+    // weight too; silu_and_mul reads 2 I columns per row and writes I).
+    const int64_t rows = param(*info, params, kernel == "softmax" ? "block_rows" : "rows");
+    launch.workgroups = ceilDiv(c.a, rows);
+    launch.loopTrips = double(ceilDiv(c.b, param(*info, params, "chunk")));
+    bytes = kernel == "rms_norm"       ? 2.0 * (2 * c.a * c.b + c.b)
+            : kernel == "silu_and_mul" ? 2.0 * 3 * c.a * c.b
+                                       : 2.0 * 2 * c.a * c.b;
+  } else if (kernel == "rope") {
+    // tokens_per_group tokens per workgroup, one after the other; q and k read
+    // and written in place, the cos/sin cache row and the position read.
+    const int64_t H = param(*info, params, "heads"), KH = param(*info, params, "kv_heads");
+    const int64_t D = param(*info, params, "head_dim"), t = param(*info, params, "tokens_per_group");
+    launch.workgroups = ceilDiv(c.a, t);
+    launch.loopTrips = double(t);
+    bytes = 2.0 * (2 * c.a * (H + KH) * D + c.a * D) + 4.0 * c.a;
+  } else if (kernel == "gemm") {
     const int64_t bm = param(*info, params, "block_m"), bn = param(*info, params, "block_n");
     const int64_t bk = param(*info, params, "block_k");
     launch.workgroups = ceilDiv(c.a, bm) * ceilDiv(c.b, bn);

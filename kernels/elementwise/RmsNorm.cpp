@@ -379,7 +379,7 @@ KernelInfo rmsNormKernelInfo() {
       buildRmsNorm, [](const RmsNormConfig &c, const RunTime &run) { return rmsNormProblem(c, run.tokens, run.eps, run.scale); });
   // Per-group scales step through [rows, 128] tiles: by default enough rows
   // that every thread holds one 16-byte run of a step (128 / run threads a
-  // row). NVIDIA targets store OCP fp8 and read a row once (nvidiaRowBlocking).
+  // row). Other rows are read once (rowBlocking); NVIDIA targets store OCP fp8.
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
     auto scaling = p.find("fp8_scale");
     if (scaling != p.end() && scaling->second == "group") {
@@ -389,10 +389,9 @@ KernelInfo rmsNormKernelInfo() {
       p.try_emplace("rows", std::to_string(std::clamp<int64_t>(threads * run / kFp8ScaleGroup, 1, 64)));
       p.try_emplace("chunk", "1024");
     }
-    if (t.vendor != Vendor::NVIDIA)
-      return;
-    elementwise::nvidiaFp8Output(p);
-    elementwise::nvidiaRowBlocking(p, "rows", givenInteger(p, "hidden", 4096));
+    elementwise::rowBlocking(p, "rows", givenInteger(p, "hidden", 4096));
+    if (t.vendor == Vendor::NVIDIA)
+      elementwise::nvidiaFp8Output(p);
   };
   return info;
 }

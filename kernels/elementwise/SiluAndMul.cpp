@@ -140,7 +140,13 @@ KernelInfo siluAndMulKernelInfo() {
       buildSiluAndMul,
       [](const SiluAndMulConfig &c, const RunTime &run) { return siluAndMulProblem(c, run.tokens, run.scale); });
   // NVIDIA targets store OCP fp8.
+  // A row to a workgroup (rowBlocking). On the H200 chunks of 1024 measured
+  // best or within 3% at every shape of docs/perf/h200/2026-12-03-h200-run25-elementwise.json
+  // (4096 x 14336: 0.100 ms, 4 rows of 512 0.101, one chunk of 4096 0.113;
+  // 16 x 8192: 0.0214, 0.0220, 0.0215); the AMD targets take the longer chunk
+  // the model prefers at 16 x 8192 (MI300X: 2.8 us against 8.0).
   info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
+    elementwise::rowBlocking(p, "rows", givenInteger(p, "intermediate", 4096), t.vendor == Vendor::NVIDIA ? 1024 : 4096);
     if (t.vendor == Vendor::NVIDIA)
       elementwise::nvidiaFp8Output(p);
   };

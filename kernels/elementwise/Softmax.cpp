@@ -138,9 +138,8 @@ KernelInfo softmaxKernelInfo() {
         return elementwise::readBlocking(p, "softmax", "block_rows", c.rows, c.chunk, c.waves);
       },
       buildSoftmax, [](const SoftmaxConfig &c, const int64_t &rows) { return softmaxProblem(c, rows); });
-  info.targetDefaults = [](KernelParams &p, const TargetInfo &t) {
-    if (t.vendor == Vendor::NVIDIA)
-      elementwise::nvidiaRowBlocking(p, "block_rows", givenInteger(p, "cols", 4096));
+  info.targetDefaults = [](KernelParams &p, const TargetInfo &) {
+    elementwise::rowBlocking(p, "block_rows", givenInteger(p, "cols", 4096));
   };
   return info;
 }
