@@ -25,7 +25,7 @@ _NO_GPU = _NO_TORCH or (None if torch.cuda.is_available() else
 OPS = ("gemm", "attention", "paged_decode", "moe", "rms_norm", "fused_add_rms_norm", "silu_and_mul", "softmax",
        "rotary_embedding", "rms_norm_static_fp8_quant", "fused_add_rms_norm_static_fp8_quant", "silu_and_mul_quant",
        "rms_norm_dynamic_per_token_quant", "fused_add_rms_norm_dynamic_per_token_quant", "rms_norm_per_group_quant",
-       "fused_add_rms_norm_per_group_quant")
+       "fused_add_rms_norm_per_group_quant", "w8a8_block_fp8_matmul")
 
 
 def meta(*shape, dtype=None):
@@ -104,6 +104,31 @@ class FakeTest(unittest.TestCase):
             torch.ops.tilec.gemm(meta(64, 32), meta(32, 48), "nx")
         with self.assertRaisesRegex(ValueError, "out_dtype torch.float16"):
             torch.ops.tilec.gemm(meta(64, 32), meta(32, 48), "nn", torch.float16)
+
+    def test_w8a8_block_fp8_matmul(self):
+        # vLLM's signature: a [M, K], b [N, K] (the weight), scales per 1 x 128
+        # group of a's rows and per 128 x 128 block of b.
+        fp8 = torch.float8_e4m3fn
+        a, b = meta(7, 300, dtype=fp8), meta(200, 300, dtype=fp8)
+        sa, sb = meta(7, 3, dtype=torch.float32), meta(2, 3, dtype=torch.float32)
+        y = torch.ops.tilec.w8a8_block_fp8_matmul(a, b, sa, sb, [128, 128])
+        self.assertEqual((tuple(y.shape), y.dtype), ((7, 200), torch.bfloat16))
+        y = torch.ops.tilec.w8a8_block_fp8_matmul(a, b, sa, sb, [128, 128], torch.float32)
+        self.assertEqual(y.dtype, torch.float32)
+        # A scale tensor of another shape would be read out of bounds as zeros.
+        with self.assertRaisesRegex(ValueError, r"scale_a \(7, 2\) must be \[M, ceil\(K / 128\)\] = \[7, 3\]"):
+            torch.ops.tilec.w8a8_block_fp8_matmul(a, b, meta(7, 2, dtype=torch.float32), sb, [128, 128])
+        with self.assertRaisesRegex(ValueError, r"scale_b \(3, 2\) must be \[ceil\(N / 128\), ceil\(K / 128\)\] "
+                                                r"= \[2, 3\]"):
+            torch.ops.tilec.w8a8_block_fp8_matmul(a, b, sa, meta(3, 2, dtype=torch.float32), [128, 128])
+        with self.assertRaisesRegex(ValueError, r"block_size \[64, 128\]: the kernel takes \[128, 128\]"):
+            torch.ops.tilec.w8a8_block_fp8_matmul(a, b, sa, sb, [64, 128])
+        with self.assertRaisesRegex(ValueError, "a and b must both be"):
+            torch.ops.tilec.w8a8_block_fp8_matmul(a, meta(200, 300), sa, sb, [128, 128])
+        with self.assertRaisesRegex(ValueError, r"disagree on K \(300 vs 256\)"):
+            torch.ops.tilec.w8a8_block_fp8_matmul(a, meta(200, 256, dtype=fp8), sa, sb, [128, 128])
+        with self.assertRaisesRegex(ValueError, "scale_a and scale_b must be torch.float32"):
+            torch.ops.tilec.w8a8_block_fp8_matmul(a, b, meta(7, 3), sb, [128, 128])
 
     def test_attention(self):
         out, lse = torch.ops.tilec.attention(*attention_inputs())
@@ -422,6 +447,20 @@ class LaunchArgumentsTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "scale must be positive, got 0"):
             torch.ops.tilec.silu_and_mul_quant(torch.zeros(5, 2000, dtype=torch.float16), 0.0, fnuz)
 
+    def test_w8a8_block_fp8_matmul(self):
+        fnuz = torch.float8_e4m3fnuz
+        a, b = torch.zeros(7, 512, dtype=fnuz), torch.zeros(300, 512, dtype=fnuz)
+        sa, sb = torch.ones(7, 4), torch.ones(3, 4)
+        y = torch.ops.tilec.w8a8_block_fp8_matmul(a, b, sa, sb, [128, 128])
+        self.assertEqual((tuple(y.shape), y.dtype), ((7, 300), torch.bfloat16))
+        self.assertEqual(len(self.launches), 1)   # checked against the kernel's arguments
+        self.assertTrue(self.names()[0].startswith("gemm_nt_fp8e4m3fnuz_bf16") and "_blockscaled" in self.names()[0],
+                        self.names())
+        # gfx942 (this test's target) holds e4m3fnuz, not the OCP format.
+        with self.assertRaisesRegex(ValueError, "a is torch.float8_e4m3fn: AMD GPUs hold torch.float8_e4m3fnuz"):
+            ocp = torch.float8_e4m3fn
+            torch.ops.tilec.w8a8_block_fp8_matmul(a.to(ocp), b.to(ocp), sa, sb, [128, 128])
+
     def test_rotary_embedding_both_styles(self):
         pos = torch.zeros(9, dtype=torch.int64)
         q, k = torch.zeros(9, 8 * 64, dtype=torch.bfloat16), torch.zeros(9, 2 * 64, dtype=torch.bfloat16)
@@ -541,6 +580,34 @@ class GpuTest(unittest.TestCase):
         self.assertTrue(bool(((scales - ref_scales).abs() <= 2.0 ** -12 * ref_scales).all()))
         q = (groups / ref_scales[..., None]).clamp(-fmax, fmax).view(33, 1024)
         self.assertTrue(bool(((y.float() - q).abs() <= 2.0 ** -3 * q.abs() + 2.0 ** -9).all()))
+
+    def test_w8a8_block_fp8_matmul_against_the_dequantised_product(self):
+        # DeepSeek-V3's recipe: activations quantised per 1 x 128 group of a
+        # row, weights per 128 x 128 block; tilec's product against the f32
+        # product of the dequantised operands. The fp8 products are exact in
+        # f32; the kernel's sums err by at most (K + 2) u sum |a b| (a block's
+        # 128 products, its scaling, the running sum), and the bf16 output
+        # rounds once more (2^-8 relative).
+        torch.manual_seed(0)
+        M, N, K, g = 33, 200, 384, 128
+        fp8 = torch.float8_e4m3fnuz if getattr(torch.version, "hip", None) else torch.float8_e4m3fn
+        fmax = torch.finfo(fp8).max
+        x = torch.randn(M, K, device="cuda")
+        w = torch.randn(N, K, device="cuda")
+        sa = x.view(M, K // g, g).abs().amax(-1) / fmax
+        a = (x.view(M, K // g, g) / sa[..., None]).to(fp8).view(M, K)
+        nb = -(-N // g)
+        wp = torch.zeros(nb * g, K, device="cuda")
+        wp[:N] = w
+        sb = wp.view(nb, g, K // g, g).abs().amax((1, 3)) / fmax
+        b = (wp.view(nb, g, K // g, g) / sb[:, None, :, None]).to(fp8).view(nb * g, K)[:N].contiguous()
+        y = torch.ops.tilec.w8a8_block_fp8_matmul(a, b, sa, sb, [g, g])
+        a_deq = (a.float().view(M, K // g, g) * sa[..., None]).view(M, K)
+        b_deq = (b.float().view(N, K // g, g) * sb.repeat_interleave(g, 0)[:N, :, None]).view(N, K)
+        ref = a_deq @ b_deq.t()
+        mag = a_deq.abs() @ b_deq.abs().t()
+        tol = 2.0 ** -8 * ref.abs() + (K + 2) * 2.0 ** -24 * mag * (1 + 2.0 ** -8)
+        self.assertTrue(bool(((y.float() - ref).abs() <= tol).all()), (y.float() - ref).abs().max())
 
     def test_rotary_embedding_against_torch(self):
         torch.manual_seed(0)

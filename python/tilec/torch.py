@@ -10,6 +10,13 @@
   (``w.t()``, read with the other layout letter). 3-D operands [batch, ...]
   give a batched GEMM, C [batch, M, N]; a 2-D operand, or a batch of 1, is
   shared by the whole batch (a weight).
+- ``tilec::w8a8_block_fp8_matmul(a, b, scale_a, scale_b, block_size, out_dtype=torch.bfloat16)``:
+  vLLM's fp8 GEMM with DeepSeek-V3's block scales, C = A @ B^T: a [M, K] and
+  b [N, K] in the GPU's fp8 format (torch.float8_e4m3fnuz on AMD,
+  torch.float8_e4m3fn on NVIDIA), scale_a [M, ceil(K / 128)] f32 (per 1 x 128
+  group of a row, what ``rms_norm_per_group_quant`` writes), scale_b
+  [ceil(N / 128), ceil(K / 128)] f32 (per 128 x 128 block), block_size
+  [128, 128].
 - ``tilec::attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
   max_seqlen_k, softmax_scale=None, causal=False, window=0)``: FlashAttention
   forward over a packed variable-length batch (flash-attn's varlen
@@ -52,7 +59,7 @@ import functools
 import math
 import os
 import threading
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -241,6 +248,71 @@ def gemm(a: torch.Tensor, b: torch.Tensor, layout: str = "nn", out_dtype: Option
 def _(a, b, layout="nn", out_dtype=None):
     batch, M, N, _K = _gemm_shape(a, b, layout)
     return a.new_empty(_gemm_out_shape(a, b, batch, M, N), dtype=_gemm_out_dtype(a, out_dtype))
+
+
+# --- fp8 GEMM with block scales ---------------------------------------------
+
+_SCALE_BLOCK = 128  # the k and n extent of one scale (kGemmScaleBlock in kernels/gemm/Gemm.h)
+# The operands' fp8 formats (the kernel's -p dtype): AMD's targets hold
+# e4m3fnuz, NVIDIA's the OCP e4m3.
+_FP8_IN = {torch.float8_e4m3fnuz: "fp8", torch.float8_e4m3fn: "e4m3"}
+
+
+def _block_fp8_shapes(a, b, scale_a, scale_b, block_size, out_dtype):
+    """M, N, K of a [M, K] @ b[N, K]^T, checked with the scales' shapes
+    (a scale tensor of another shape would be read out of bounds as zeros)."""
+    op = "w8a8_block_fp8_matmul"
+    _require(op, list(block_size) == [_SCALE_BLOCK, _SCALE_BLOCK],
+             "block_size %s: the kernel takes [128, 128] (DeepSeek-V3's)" % (list(block_size),))
+    _require(op, a.dim() == 2 and b.dim() == 2, "a [M, K] and b [N, K] must be 2-D, got %s and %s"
+             % (tuple(a.shape), tuple(b.shape)))
+    (M, K), (N, Kb) = a.shape, b.shape
+    _require(op, K == Kb, "a %s and b %s disagree on K (%d vs %d)" % (tuple(a.shape), tuple(b.shape), K, Kb))
+    _require(op, a.dtype in _FP8_IN and b.dtype == a.dtype,
+             "a and b must both be torch.float8_e4m3fnuz (AMD GPUs) or torch.float8_e4m3fn (NVIDIA GPUs), got %s "
+             "and %s" % (a.dtype, b.dtype))
+    kb, nb = -(-K // _SCALE_BLOCK), -(-N // _SCALE_BLOCK)
+    _require(op, scale_a.dtype == torch.float32 and scale_b.dtype == torch.float32,
+             "scale_a and scale_b must be torch.float32, got %s and %s" % (scale_a.dtype, scale_b.dtype))
+    _require(op, tuple(scale_a.shape) == (M, kb),
+             "scale_a %s must be [M, ceil(K / 128)] = [%d, %d]: one scale per 128 columns of a row of a"
+             % (tuple(scale_a.shape), M, kb))
+    _require(op, tuple(scale_b.shape) == (nb, kb),
+             "scale_b %s must be [ceil(N / 128), ceil(K / 128)] = [%d, %d]: one scale per 128 x 128 block of b"
+             % (tuple(scale_b.shape), nb, kb))
+    _require(op, out_dtype in _GEMM_OUT, "out_dtype %s: the kernel writes torch.float32 or torch.bfloat16"
+             % out_dtype)
+    return M, N, K
+
+
+@torch.library.custom_op("tilec::w8a8_block_fp8_matmul", mutates_args=())
+def w8a8_block_fp8_matmul(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+                          block_size: List[int], out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    op = "w8a8_block_fp8_matmul"
+    M, N, K = _block_fp8_shapes(a, b, scale_a, scale_b, block_size, out_dtype)
+    _require_contiguous(op, a=a, b=b, scale_a=scale_a, scale_b=scale_b)
+    device = _require_gpu(op, a=a, b=b, scale_a=scale_a, scale_b=scale_b)
+    nvidia = device_target(device).startswith("sm_")
+    _require(op, (a.dtype == torch.float8_e4m3fn) == nvidia,
+             "a is %s: %s GPUs hold %s" % (a.dtype, "NVIDIA" if nvidia else "AMD",
+                                           "torch.float8_e4m3fn" if nvidia else "torch.float8_e4m3fnuz"))
+    _require(op, all(_gemm_operands.aligned_for_contiguous(t.data_ptr(), K, 1) for t in (a, b)),
+             "a and b must start where their rows' 16-byte loads can (a tensor of its own is; a slice may not be)")
+    c = torch.empty((M, N), dtype=out_dtype, device=device)
+    if M == 0 or N == 0:
+        return c
+    if K == 0:
+        return c.zero_()
+    kernel = _kernel("gemm", device, dtype=_FP8_IN[a.dtype], scaling="block", layout="nt", out=_GEMM_OUT[out_dtype],
+                     N=N, K=K)
+    kernel.launch((a.data_ptr(), (M, K), a.dtype), (b.data_ptr(), (N, K), b.dtype), c, scale_a, scale_b)
+    return c
+
+
+@w8a8_block_fp8_matmul.register_fake
+def _(a, b, scale_a, scale_b, block_size, out_dtype=torch.bfloat16):
+    M, N, _K = _block_fp8_shapes(a, b, scale_a, scale_b, block_size, out_dtype)
+    return a.new_empty((M, N), dtype=out_dtype)
 
 
 # --- attention --------------------------------------------------------------
