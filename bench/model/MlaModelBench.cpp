@@ -91,7 +91,7 @@ void BM_ModelMla(benchmark::State &state, std::string arch, MlaCase c) {
       steps * tilec::tune::kKStepOverheadCycles / (double(peaks->units) * resident * peaks->clockHz);
   const double matrixSec =
       instr * mi->cycles / (double(peaks->units) * peaks->simdsPerUnit * peaks->clockHz) + overheadSec;
-  const double memorySec = memory / peaks->memoryBytesPerSec;
+  const double memorySec = memory / peaks->hbmBytesPerSec;
   const double sec = std::max(matrixSec, memorySec);
   const double peak = tilec::tune::peakFlops(*target, *peaks, tilec::ElemType::BF16);
   auto &k2 = state.counters;
@@ -106,7 +106,7 @@ void BM_ModelMla(benchmark::State &state, std::string arch, MlaCase c) {
   k2["modelled_us"] = sec * 1e6;
   k2["modelled_tflops"] = flops / sec / 1e12;
   k2["pct_peak"] = 100.0 * flops / sec / peak;
-  k2["pct_bandwidth"] = 100.0 * memory / sec / peaks->memoryBytesPerSec;
+  k2["pct_bandwidth"] = 100.0 * memory / sec / peaks->hbmBytesPerSec;
   k2["vgpr"] = ck->report.vgpr;
   k2["agpr"] = ck->report.agpr;
   k2["lds_bytes"] = static_cast<double>(ck->report.ldsBytes);

@@ -152,7 +152,7 @@ void BM_ModelGemm(benchmark::State &state, std::string arch, std::array<int64_t,
   k["K"] = static_cast<double>(p.K);
   k["flop"] = flops;
   k["peak_tflops"] = peak / 1e12;
-  k["mem_tbs"] = pk.memoryBytesPerSec / 1e12;
+  k["mem_tbs"] = pk.hbmBytesPerSec / 1e12;
   k["modelled_us"] = e.seconds * 1e6;
   k["compute_us"] = e.computeSeconds * 1e6;
   k["memory_us"] = e.memorySeconds * 1e6;

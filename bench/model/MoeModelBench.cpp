@@ -99,7 +99,7 @@ void BM_ModelMoe(benchmark::State &state, std::string arch, MoeCase c) {
   const double matrixSec = cycles / (double(peaks->units) * peaks->simdsPerUnit * peaks->clockHz);
   const double memory = double(T) * H * elem + active * 3.0 * double(H) * double(I) * elem +
                         rows * double(I) * elem * 2 + rows * double(H) * 4 * 2 + double(T) * H * elem;
-  const double memorySec = memory / peaks->memoryBytesPerSec;
+  const double memorySec = memory / peaks->hbmBytesPerSec;
   const double sec = std::max(matrixSec, memorySec);
   const double peak = tilec::tune::peakFlops(*target, *peaks, tilec::ElemType::BF16);
   auto &k = state.counters;
@@ -112,7 +112,7 @@ void BM_ModelMoe(benchmark::State &state, std::string arch, MoeCase c) {
   k["modelled_us"] = sec * 1e6;
   k["modelled_tflops"] = flops / sec / 1e12;
   k["pct_peak"] = 100.0 * flops / sec / peak;
-  k["pct_bandwidth"] = 100.0 * memory / sec / peaks->memoryBytesPerSec;
+  k["pct_bandwidth"] = 100.0 * memory / sec / peaks->hbmBytesPerSec;
   k["memory_bound"] = memorySec > matrixSec;
   state.SetLabel(peaks->part + ", " + names);
 }

@@ -20,19 +20,10 @@
 namespace tilec::tune {
 
 const DevicePeaks *devicePeaks(std::string_view arch) {
-  // docs/hardware.md section 7. gfx90a: a kernel runs on one of MI250X's two
-  // GCDs, so half the part's CUs and bandwidth. gfx1151: 40 CUs = 20 WGPs of
-  // 4 SIMDs (2 CUs x 2) sharing 128 KiB LDS. Per-unit L2->CU 64 B/clk and LDS
-  // 128 B/clk are the model's assumptions (not in docs/hardware.md).
-  static const DevicePeaks table[] = {
-      {"gfx942", "MI300X", 304, 4, 2.1e9, 5.3e12, 64, 128},
-      {"gfx90a", "MI250X (one GCD)", 110, 4, 1.7e9, 1.6e12, 64, 128},
-      {"gfx1151", "Radeon 8060S (Strix Halo)", 20, 4, 2.9e9, 256e9, 64, 128},
-  };
-  for (const DevicePeaks &p : table)
-    if (p.arch == arch)
-      return &p;
-  return nullptr;
+  // The tuner's GEMM model (docs/autotuning.md) covers the AMD targets only;
+  // tuneKernel refuses the others.
+  const DevicePeaks *d = model::deviceFacts(arch);
+  return d && arch.substr(0, 3) == "gfx" ? d : nullptr;
 }
 
 double peakFlops(const TargetInfo &target, const DevicePeaks &peaks, ElemType t) {
@@ -70,7 +61,7 @@ CostEstimate modelGemm(const CostInputs &in, const TargetInfo &target, const Dev
       kSteps * inB *
       (double(t.blockM * t.blockK + t.blockK * t.blockN) +                              // tile writes
        double(t.waves) * (t.blockM / in.tiling.wm + t.blockN / in.tiling.wn) * t.blockK); // operand reads
-  const double ldsCycles = ldsBytes / peaks.unitLdsBytesPerClk;
+  const double ldsCycles = ldsBytes / peaks.ldsBytesPerClkPerUnit;
   // Bytes one workgroup loads (its A row panel and B column panel, on average
   // over edge tiles) and stores; and the panels' sizes in memory.
   const double aPanel = double(p.M) * p.K * inB / tilesM, bPanel = double(p.K) * p.N * inB / tilesN;
@@ -88,8 +79,8 @@ CostEstimate modelGemm(const CostInputs &in, const TargetInfo &target, const Dev
     double compute = std::max(matrix, lds);
     double distinct = std::min(tilesM, active) * aPanel + std::min(tilesN, ceilDiv(active, tilesM)) * bPanel +
                       active * cTile;
-    double memory = std::max(distinct / peaks.memoryBytesPerSec,
-                             w * bytesPerWG / (peaks.unitGlobalBytesPerClk * peaks.clockHz));
+    double memory = std::max(distinct / peaks.hbmBytesPerSec,
+                             w * bytesPerWG / (peaks.l2BytesPerClkPerUnit * peaks.clockHz));
     // Loads overlap matrix work when the k loop is pipelined or another wave
     // on the same SIMD can run meanwhile.
     bool overlap = t.stages >= 2 || w * t.waves >= 2 * peaks.simdsPerUnit;

@@ -3,6 +3,7 @@
 // figures of docs/hardware.md section 7. Assumptions: docs/autotuning.md.
 #pragma once
 
+#include "Model/AsmModel.h"
 #include "Target/Target.h"
 #include "Tune/Space.h"
 
@@ -12,27 +13,19 @@
 
 namespace tilec::tune {
 
-/// Whole-device figures for one target (docs/hardware.md section 7, plus the
-/// per-CU bandwidths the model assumes). A "unit" is what holds workgroups
-/// and shares one LDS: a CU on CDNA, a WGP (2 CUs, 4 SIMDs) on gfx11.
-struct DevicePeaks {
-  std::string arch;
-  std::string part;         ///< the device the figures describe
-  int units;                ///< CUs (WGPs on gfx11)
-  int simdsPerUnit;         ///< SIMDs with a matrix core per unit
-  double clockHz;
-  double memoryBytesPerSec; ///< HBM / LPDDR bandwidth of the device
-  double unitGlobalBytesPerClk;  ///< most one unit's loads can take from L2 per clock
-  double unitLdsBytesPerClk;     ///< LDS bandwidth of one unit per clock
-};
+/// Whole-device figures for one target: lib/Model's device facts
+/// (docs/hardware.md sections 7 and 11), one table for the tuner and the
+/// compiled-code model. A "unit" is what holds workgroups and shares one LDS:
+/// a CU on CDNA, a WGP (2 CUs, 4 SIMDs) on gfx11.
+using DevicePeaks = model::DeviceFacts;
 
 /// Cycles each k step costs a round beyond its matrix and memory work: the
 /// step's two workgroup barriers and loop control, which the waves of one
 /// workgroup cannot overlap with their own matrix instructions (an assumption).
 constexpr double kKStepOverheadCycles = 100;
 
-/// The figures for `arch` (gfx942: MI300X; gfx90a: one MI250X GCD; gfx1151:
-/// Strix Halo), or nullptr.
+/// The figures for `arch` where the tuner's GEMM model applies (gfx942:
+/// MI300X; gfx90a: one MI250X GCD; gfx1151: Strix Halo), or nullptr.
 const DevicePeaks *devicePeaks(std::string_view arch);
 
 /// Peak dense FLOP/s of `peaks`' device for inputs of type `t`: the best

@@ -41,7 +41,7 @@ CostEstimate modelCandidate(const CostInputs &in, const TargetInfo &target, cons
   split.problem.K = (steps + S - 1) / S * in.tile.blockK;
   CostEstimate e = modelGemm(split, target, peaks);
   const double outBytes = p.out == ElemType::F32 ? 4 : 2;
-  e.seconds += double(p.M) * double(p.N) * (2.0 * 4 * double(S) + outBytes) / peaks.memoryBytesPerSec;
+  e.seconds += double(p.M) * double(p.N) * (2.0 * 4 * double(S) + outBytes) / peaks.hbmBytesPerSec;
   e.pctOfPeak = 100.0 * 2.0 * double(p.M) * double(p.N) * double(p.K) / e.seconds / peakFlops(target, peaks, p.in);
   return e;
 }
