@@ -584,10 +584,17 @@ class GpuTest(unittest.TestCase):
     def test_w8a8_block_fp8_matmul_against_the_dequantised_product(self):
         # DeepSeek-V3's recipe: activations quantised per 1 x 128 group of a
         # row, weights per 128 x 128 block; tilec's product against the f32
-        # product of the dequantised operands. The fp8 products are exact in
-        # f32; the kernel's sums err by at most (K + 2) u sum |a b| (a block's
-        # 128 products, its scaling, the running sum), and the bf16 output
-        # rounds once more (2^-8 relative).
+        # product of the dequantised operands. In f32 arithmetic the sums err
+        # by at most (K + 2) u sum |a b| (a block's 128 products, its scaling,
+        # the running sum) and the bf16 output rounds once more (2^-8
+        # relative), which the emulator's runs hold to. The matrix units sum a
+        # block's fp8 products with fewer bits: Hopper's keep about 14
+        # (DeepSeek-V3's report, section 3.3.2), why the recipe promotes each
+        # 128-deep block to f32: on the H200 the f32 bound alone failed by up
+        # to 0.23 (docs/perf/h200/2026-12-03-torch-ops-gpu-tests-run27a.log),
+        # and 2^-9 sum |a b| bounds it. A scale read from a wrong block errs
+        # by about the product itself. The vendor's own block-scaled GEMM,
+        # where this PyTorch has it, must err no less than half as much.
         torch.manual_seed(0)
         M, N, K, g = 33, 200, 384, 128
         fp8 = torch.float8_e4m3fnuz if getattr(torch.version, "hip", None) else torch.float8_e4m3fn
@@ -606,8 +613,15 @@ class GpuTest(unittest.TestCase):
         b_deq = (b.float().view(N, K // g, g) * sb.repeat_interleave(g, 0)[:N, :, None]).view(N, K)
         ref = a_deq @ b_deq.t()
         mag = a_deq.abs() @ b_deq.abs().t()
-        tol = 2.0 ** -8 * ref.abs() + (K + 2) * 2.0 ** -24 * mag * (1 + 2.0 ** -8)
-        self.assertTrue(bool(((y.float() - ref).abs() <= tol).all()), (y.float() - ref).abs().max())
+        tol = 2.0 ** -8 * ref.abs() + ((K + 2) * 2.0 ** -24 + 2.0 ** -9) * mag * (1 + 2.0 ** -8)
+        err = (y.float() - ref).abs()
+        self.assertTrue(bool((err <= tol).all()), (err / mag).max())
+        try:  # torch._scaled_mm's block-wise scaling (scales outer-dim-major), where this build has it
+            theirs = torch._scaled_mm(a, b.t(), scale_a=sa.t().contiguous().t(), scale_b=sb.t(),
+                                      out_dtype=torch.bfloat16)
+        except (RuntimeError, TypeError, AttributeError):
+            return
+        self.assertLessEqual(float((err / mag).max()), 2 * float(((theirs.float() - ref).abs() / mag).max()) + 2.0 ** -12)
 
     def test_rotary_embedding_against_torch(self):
         torch.manual_seed(0)
