@@ -379,7 +379,11 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
   /// and reads back those the new layout puts on it, a one-row or one-column
   /// input broadcast over the other axis. The LDS tile is marked for the
   /// report; a remark says what the conversion costs.
+  /// Ops that read one input in one layout share its LDS tile and its
+  /// converted tile (each copies into them right before it reads).
   void insertConversions() {
+    llvm::DenseMap<Operation *, Value> ldsOf;                                // input -> its LDS tile
+    llvm::DenseMap<std::pair<Operation *, Attribute>, Value> convertedOf;    // (input, layout) -> register tile
     for (const Conversion &c : conversions) {
       tile::AllocOp source = allocOf(c.input), like = allocOf(c.layoutOf);
       auto it = cast<tile::TileType>(c.input.getType());
@@ -389,15 +393,24 @@ struct InferLayouts : tilec::impl::TilecInferLayoutsBase<InferLayouts> {
         layout = tile::MatrixLayoutAttr::get(&getContext(), m.getInstr(), m.getWaveGrid(), c.shape);
       OpBuilder ab(source);
       ab.setInsertionPointAfter(source);
-      auto lds = ab.create<tile::AllocOp>(source.getLoc(), tile::TileType::get(&getContext(), it.getShape(), ab.getF32Type(), tile::MemorySpace::lds),
-                                          ab.getStringAttr(source.displayName() + ".cvt"), Attribute(), nullptr, nullptr);
-      lds->setAttr(pattr::kLayoutConversion, ab.getUnitAttr());
-      auto wide = ab.create<tile::AllocOp>(source.getLoc(), wideType, ab.getStringAttr(source.displayName() + ".as_" + like.displayName()),
-                                           layout, nullptr, nullptr);
+      Value &lds = ldsOf[source.getOperation()];
+      if (!lds) {
+        auto alloc = ab.create<tile::AllocOp>(
+            source.getLoc(), tile::TileType::get(&getContext(), it.getShape(), ab.getF32Type(), tile::MemorySpace::lds),
+            ab.getStringAttr(source.displayName() + ".cvt"), Attribute(), nullptr, nullptr);
+        alloc->setAttr(pattr::kLayoutConversion, ab.getUnitAttr());
+        lds = alloc.getResult();
+      }
+      Value &wide = convertedOf[{source.getOperation(), layout}];
+      if (!wide)
+        wide = ab.create<tile::AllocOp>(source.getLoc(), wideType,
+                                        ab.getStringAttr(source.displayName() + ".as_" + like.displayName()), layout,
+                                        nullptr, nullptr)
+                   .getResult();
       OpBuilder b(c.op);
-      b.create<tile::CopyOp>(c.op->getLoc(), c.input, lds.getResult());
-      b.create<tile::CopyOp>(c.op->getLoc(), lds.getResult(), wide.getResult());
-      c.op->replaceUsesOfWith(c.input, wide.getResult());
+      b.create<tile::CopyOp>(c.op->getLoc(), c.input, lds);
+      b.create<tile::CopyOp>(c.op->getLoc(), lds, wide);
+      c.op->replaceUsesOfWith(c.input, wide);
       const int64_t threads = int64_t(target ? target->waveSize : 64) * numWavesOf(c.op->getParentOfType<func::FuncOp>());
       c.op->emitRemark() << "'" << source.displayName() << "' " << shapeOf(it) << " (" << source.getLayoutAttr()
                          << ") is read in the layout of '" << like.displayName() << "' (" << layout << "), as a "

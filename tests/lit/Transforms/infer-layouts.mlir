@@ -86,6 +86,35 @@ func.func @broadcast_over_acc(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32
 
 // -----
 
+// Two maps reading the same [1, N] tile in the same layout share its LDS
+// tile and its converted tile (one of each), each copying right before it
+// reads.
+// CHECK-LABEL: func.func @broadcast_twice
+// CHECK-COUNT-1: name = "w.cvt"
+// CHECK-COUNT-1: name = "w.as_c"
+// CHECK-NOT: name = "w.cvt"
+// CHECK-NOT: name = "w.as_c"
+// CHECK: tile.copy
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: tile.map mul
+// CHECK: tile.copy
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: tile.map add
+func.func @broadcast_twice(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32x64xbf16, lds>, %W: memref<?x?xf32>) attributes {tile.num_waves = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c = tile.alloc {name = "c"} : !tile.tile<64x64xf32, reg>
+  %w = tile.alloc {name = "w"} : !tile.tile<1x64xf32, reg>
+  tile.gemm %a, %b, %c : !tile.tile<64x32xbf16, lds>, !tile.tile<32x64xbf16, lds>, !tile.tile<64x64xf32, reg>
+  tile.load %W[%c0, %c0] -> %w : memref<?x?xf32>, !tile.tile<1x64xf32, reg>
+  // expected-remark @+1 {{'w' [1, 64]}}
+  tile.map mul %c, %c, %w : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<1x64xf32, reg>
+  // expected-remark @+1 {{'w' [1, 64]}}
+  tile.map add %c, %c, %w : !tile.tile<64x64xf32, reg>, !tile.tile<64x64xf32, reg>, !tile.tile<1x64xf32, reg>
+  return
+}
+
+// -----
+
 // Two gemms with different instructions cannot share an accumulator.
 func.func @conflict(%a: !tile.tile<64x32xbf16, lds>, %b: !tile.tile<32x64xbf16, lds>, %a2: !tile.tile<64x16xf16, lds>, %b2: !tile.tile<16x64xf16, lds>) attributes {tile.num_waves = 4 : i64} {
   %c = tile.alloc {name = "c"} : !tile.tile<64x64xf32, reg>
